@@ -1,0 +1,249 @@
+#pragma once
+// The one-pass panel kernel. Written once against simd_ops<V> and
+// instantiated for V = xsimd::batch<double, Arch> (the SIMD path) and for
+// V = double (the scalar reference path the SIMD path is tested against).
+//
+// Memory is read once: each sequence is walked in chunks of chunk_tokens
+// tokens; a chunk is converted from its storage type (f32/f64/bf16/f16, any
+// mask type) into three L1-resident double arrays (train, rollout, weight
+// 0/1, masked-out tokens zeroed), validated there, and then reduced with
+// double lanes. Per masked-in token the summed terms are
+//
+//   w, l_T, l_E, delta, |delta|, delta^2, (delta - K)^2,
+//   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, e (e + 2), |e|,
+//   [|delta| > thr_k]
+//
+// plus min/max of delta and e, and the per-sequence sums. K is the first
+// masked-in delta of the range (a shift that keeps the variance free of
+// cancellation), K_e = expm1(clamp(K)).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "../dtype.hpp"
+#include "../view.hpp"
+#include "simd.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace detail {
+
+constexpr std::size_t chunk_tokens = 512;
+constexpr double clamp_log_ratio = 20.0;
+
+inline double clamp_delta(double d) noexcept { return std::min(std::max(d, -clamp_log_ratio), clamp_log_ratio); }
+
+struct alignas(64) chunk_buffers {
+    double t[chunk_tokens];
+    double r[chunk_tokens];
+    double w[chunk_tokens];
+};
+
+/// Throws value_error for the first invalid masked-in token of [i0, i0+n) in
+/// sequence s. Called only after load_chunk flagged the chunk.
+template <class T, class M>
+[[noreturn]] void throw_bad_token(const paired_view<T, M>& v, std::uint64_t s, std::uint64_t i0, std::size_t n,
+                                  const panel_options& o) {
+    const std::uint64_t base = v.sequence_begin(s);
+    const bool padded = v.kind() == layout::padded;
+    const char* seq_word = padded ? "row" : "sequence";
+    const char* pos_word = padded ? "column" : "position";
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t i = i0 + k;
+        if (!v.counts(i)) continue;
+        const double vals[2] = {to_double(v.train()[i]), to_double(v.rollout()[i])};
+        const char* names[2] = {"train_logprobs", "rollout_logprobs"};
+        for (int a = 0; a < 2; ++a) {
+            const double x = vals[a];
+            const bool finite = std::isfinite(x);
+            if (finite && x <= o.positive_tolerance) continue;
+            if (!finite && o.nonfinite == nonfinite_policy::omit) break;  // left out, not an error
+            const std::string what = finite ? concat("positive log-prob ", x, " (> ", o.positive_tolerance, ")")
+                                            : concat("non-finite log-prob ", x);
+            throw value_error(concat(names[a], ": ", what, " at ", seq_word, " ", s, ", ", pos_word, " ", i - base,
+                                     " (flat index ", i, ")"),
+                              names[a], s, i - base, x);
+        }
+    }
+    throw value_error("invalid log-prob (not located)", "train_logprobs", s, 0, 0.0);
+}
+
+/// Converts [i0, i0+n) into buf, zero-padded to `padded` entries. Returns
+/// whether any masked-in token is invalid under the options' policy.
+template <class T, class M>
+bool load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std::size_t padded,
+                const panel_options& o, chunk_buffers& buf, std::uint64_t& nonfinite) {
+    const T* tp = v.train() + i0;
+    const T* rp = v.rollout() + i0;
+    const M* mp = v.has_mask() ? v.mask() + i0 : nullptr;
+    const double tol = o.positive_tolerance;
+    const bool omit = o.nonfinite == nonfinite_policy::omit;
+    unsigned bad = 0;
+    std::uint64_t dropped = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const double a = to_double(tp[k]);
+        const double b = to_double(rp[k]);
+        const bool m = mp ? mask_on(mp[k]) : true;
+        const bool finite = (a - a == 0.0) & (b - b == 0.0);  // false for NaN and +-Inf
+        const bool positive = (a > tol) | (b > tol);
+        const bool take = m & (finite | !omit);
+        bad |= static_cast<unsigned>(m & (positive | (!finite & !omit)));
+        dropped += static_cast<std::uint64_t>(m & !finite & omit);
+        const bool keep = take & finite & !positive;
+        buf.t[k] = keep ? a : 0.0;
+        buf.r[k] = keep ? b : 0.0;
+        buf.w[k] = keep ? 1.0 : 0.0;
+    }
+    for (std::size_t k = n; k < padded; ++k) buf.t[k] = buf.r[k] = buf.w[k] = 0.0;
+    nonfinite += dropped;
+    return bad != 0;
+}
+
+/// The panel over sequences [s0, s1) of v, with lanes V.
+template <class V, class T, class M>
+panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
+                                   const panel_options& o) {
+    using ops = simd_ops<V>;
+    constexpr std::size_t L = ops::size;
+    static_assert(chunk_tokens % L == 0, "chunk must hold whole batches");
+
+    panel_accumulator acc(o);
+    const std::uint32_t nthr = acc.num_thresholds;
+    chunk_buffers buf;
+
+    const V zero = ops::splat(0.0), one = ops::splat(1.0), two = ops::splat(2.0);
+    const V lo = ops::splat(-clamp_log_ratio), hi = ops::splat(clamp_log_ratio);
+    const V pinf = ops::splat(std::numeric_limits<double>::infinity());
+    const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
+    V thr[panel_options::max_thresholds];
+    V above[panel_options::max_thresholds];
+    for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k) {
+        thr[k] = ops::splat(k < nthr ? acc.thresholds[k] : 0.0);
+        above[k] = zero;
+    }
+
+    bool have_shift = false;
+    double K = 0.0, Ke = 0.0;
+    V vK = zero, vKe = zero;
+
+    V s_abs = zero, s_sq = zero, s_dk2 = zero, d_min = pinf, d_max = ninf;
+    V s_e = zero, s_ek2 = zero, e_min = pinf, e_max = ninf;
+    V s_k3 = zero, s_rev = zero, s_chi2 = zero, s_tv = zero;
+    double tot_d = 0.0;
+
+    double best = -1.0;
+    std::uint64_t best_seq = 0;
+
+    for (std::uint64_t s = s0; s < s1; ++s) {
+        const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+        V row_n = zero, row_d = zero, row_t = zero, row_r = zero, row_amax = zero;
+        for (std::uint64_t i = b; i < e; i += chunk_tokens) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
+            const std::size_t np = (n + L - 1) / L * L;
+            if (load_chunk(v, i, n, np, o, buf, acc.nonfinite_tokens)) throw_bad_token(v, s, i, n, o);
+            if (!have_shift) {
+                // No token has contributed yet, so the shift can still be chosen.
+                for (std::size_t k = 0; k < n; ++k) {
+                    if (buf.w[k] != 0.0) {
+                        have_shift = true;
+                        K = buf.t[k] - buf.r[k];
+                        Ke = std::expm1(clamp_delta(K));
+                        vK = ops::splat(K);
+                        vKe = ops::splat(Ke);
+                        break;
+                    }
+                }
+            }
+            for (std::size_t j = 0; j < np; j += L) {
+                const V t = ops::load(buf.t + j);
+                const V r = ops::load(buf.r + j);
+                const V w = ops::load(buf.w + j);
+                const auto on = w != zero;
+                const V d = t - r;  // 0 on masked-out lanes
+                const V ad = ops::abs(d);
+                row_n = row_n + w;
+                row_d = row_d + d;
+                row_t = row_t + t;
+                row_r = row_r + r;
+                row_amax = ops::max(row_amax, ad);
+                s_abs = s_abs + ad;
+                s_sq = ops::fma(d, d, s_sq);
+                const V dk = (d - vK) * w;
+                s_dk2 = ops::fma(dk, dk, s_dk2);
+                d_min = ops::min(d_min, ops::select(on, d, pinf));
+                d_max = ops::max(d_max, ops::select(on, d, ninf));
+                const V dc = ops::min(ops::max(d, lo), hi);
+                const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
+                s_e = s_e + em;
+                const V ek = (em - vKe) * w;
+                s_ek2 = ops::fma(ek, ek, s_ek2);
+                e_min = ops::min(e_min, ops::select(on, em, pinf));
+                e_max = ops::max(e_max, ops::select(on, em, ninf));
+                s_k3 = s_k3 + (em - dc);
+                s_rev = ops::fma(em + one, dc, s_rev);
+                s_chi2 = ops::fma(em, em + two, s_chi2);
+                s_tv = s_tv + ops::abs(em);
+                for (std::uint32_t k = 0; k < nthr; ++k) above[k] = above[k] + ops::select(ad > thr[k], one, zero);
+            }
+        }
+        const double rn = ops::sum(row_n);
+        if (rn == 0.0) continue;
+        acc.tokens += static_cast<std::uint64_t>(rn);
+        const double sd = ops::sum(row_d), st = ops::sum(row_t), sr = ops::sum(row_r);
+        tot_d += sd;
+        acc.sum_train += st;
+        acc.sum_rollout += sr;
+        acc.seq_log.add(sd);
+        acc.seq_geo.add(sd / rn);
+        acc.sum_train_ppl += std::exp(-st / rn);
+        acc.sum_rollout_ppl += std::exp(-sr / rn);
+        const double ra = ops::hmax(row_amax);
+        if (ra > best) {
+            best = ra;
+            best_seq = s;
+        }
+    }
+
+    // Reduce the lanes into the accumulator of this range.
+    const std::uint64_t N = acc.tokens;
+    if (N == 0) return acc;
+    const double n = static_cast<double>(N);
+    acc.delta.n = N;
+    acc.delta.mean = tot_d / n;
+    const double dk1 = tot_d - n * K;  // sum(delta - K)
+    acc.delta.m2 = std::max(ops::sum(s_dk2) - dk1 * dk1 / n, 0.0);
+    acc.delta.min = ops::hmin(d_min);
+    acc.delta.max = ops::hmax(d_max);
+    const double se = ops::sum(s_e);
+    const double ek1 = se - n * Ke;  // sum(e - K_e)
+    acc.ratio_m1.n = N;
+    acc.ratio_m1.mean = se / n;
+    acc.ratio_m1.m2 = std::max(ops::sum(s_ek2) - ek1 * ek1 / n, 0.0);
+    acc.ratio_m1.min = ops::hmin(e_min);
+    acc.ratio_m1.max = ops::hmax(e_max);
+    acc.sum_abs_delta = ops::sum(s_abs);
+    acc.sum_sq_delta = ops::sum(s_sq);
+    acc.sum_k3 = ops::sum(s_k3);
+    acc.sum_reverse = ops::sum(s_rev);
+    acc.sum_chi2 = ops::sum(s_chi2);
+    acc.sum_tv = ops::sum(s_tv);
+    for (std::uint32_t k = 0; k < nthr; ++k) acc.above[k] = static_cast<std::uint64_t>(ops::sum(above[k]));
+
+    // Locate the first token of the winning sequence that attains max |delta|
+    // (same conversion and subtraction as the kernel, so equality is exact).
+    acc.abs_max = best;
+    const std::uint64_t b = v.sequence_begin(best_seq), e = v.sequence_end(best_seq);
+    for (std::uint64_t i = b; i < e; ++i) {
+        if (!v.counts(i)) continue;
+        const double d = to_double(v.train()[i]) - to_double(v.rollout()[i]);
+        if (std::fabs(d) == best) {
+            acc.abs_max_at = token_location{best_seq, i - b};
+            break;
+        }
+    }
+    return acc;
+}
+
+}  // namespace detail
+LOGRATIO_NAMESPACE_END

@@ -1,0 +1,72 @@
+#pragma once
+// The handful of lane operations the kernels use, for an xsimd batch of
+// doubles and for plain double (the scalar reference path). Kernels are
+// written once against simd_ops<V> and instantiated for both.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../version.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace detail {
+
+template <class V>
+struct simd_ops;
+
+/// Scalar reference path: one lane.
+template <>
+struct simd_ops<double> {
+    using value = double;
+    using mask = bool;
+    static constexpr std::size_t size = 1;
+    static double load(const double* p) noexcept { return *p; }
+    static double splat(double x) noexcept { return x; }
+    static double select(bool c, double a, double b) noexcept { return c ? a : b; }
+    static double abs(double x) noexcept { return std::fabs(x); }
+    static double min(double a, double b) noexcept { return std::min(a, b); }
+    static double max(double a, double b) noexcept { return std::max(a, b); }
+    static double fma(double a, double b, double c) noexcept { return a * b + c; }
+    static double expm1(double x) noexcept { return std::expm1(x); }
+    static double sum(double x) noexcept { return x; }
+    static double hmin(double x) noexcept { return x; }
+    static double hmax(double x) noexcept { return x; }
+};
+
+/// SIMD path: an xsimd batch of doubles for architecture A.
+template <class A>
+struct simd_ops<xsimd::batch<double, A>> {
+    using value = xsimd::batch<double, A>;
+    using mask = typename value::batch_bool_type;
+    static constexpr std::size_t size = value::size;
+    static value load(const double* p) noexcept { return value::load_aligned(p); }
+    static value splat(double x) noexcept { return value(x); }
+    static value select(const mask& c, const value& a, const value& b) noexcept { return xsimd::select(c, a, b); }
+    static value abs(const value& x) noexcept { return xsimd::abs(x); }
+    static value min(const value& a, const value& b) noexcept { return xsimd::min(a, b); }
+    static value max(const value& a, const value& b) noexcept { return xsimd::max(a, b); }
+    // a*b + c, rounded twice as in the scalar path (no contraction), so both
+    // paths see the same per-token terms.
+    static value fma(const value& a, const value& b, const value& c) noexcept { return a * b + c; }
+    static value expm1(const value& x) noexcept { return xsimd::expm1(x); }
+    static double sum(const value& x) noexcept { return xsimd::hadd(x); }
+    static double hmin(const value& x) noexcept {
+        alignas(A::alignment()) double t[size];
+        x.store_aligned(t);
+        double r = t[0];
+        for (std::size_t i = 1; i < size; ++i) r = std::min(r, t[i]);
+        return r;
+    }
+    static double hmax(const value& x) noexcept {
+        alignas(A::alignment()) double t[size];
+        x.store_aligned(t);
+        double r = t[0];
+        for (std::size_t i = 1; i < size; ++i) r = std::max(r, t[i]);
+        return r;
+    }
+};
+
+}  // namespace detail
+LOGRATIO_NAMESPACE_END

@@ -1,0 +1,10 @@
+#pragma once
+// logratio: statistics of the train-inference mismatch of RL for LLMs.
+// Umbrella header: every public component.
+#include "version.hpp"
+#include "error.hpp"
+#include "dtype.hpp"
+#include "view.hpp"
+#include "moments.hpp"
+#include "panel.hpp"
+#include "quantiles.hpp"

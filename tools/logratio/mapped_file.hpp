@@ -1,0 +1,57 @@
+#pragma once
+// A read-only memory map of a whole file (no copy into memory).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <logratio/error.hpp>
+
+namespace logratio_cli {
+
+class mapped_file {
+public:
+    explicit mapped_file(const std::string& path) : path_(path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) {
+            const int e = errno;
+            ::close(fd);
+            throw logratio::error(path + ": cannot stat: " + std::strerror(e));
+        }
+        if (!S_ISREG(st.st_mode)) {
+            ::close(fd);
+            throw logratio::error(path + ": not a regular file");
+        }
+        size_ = static_cast<std::size_t>(st.st_size);
+        if (size_ == 0) {
+            ::close(fd);
+            throw logratio::format_error(path + ": empty file");
+        }
+        void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        const int e = errno;
+        ::close(fd);
+        if (p == MAP_FAILED) throw logratio::error(path + ": cannot map: " + std::strerror(e));
+        data_ = static_cast<const unsigned char*>(p);
+    }
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+    ~mapped_file() {
+        if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+    }
+    const unsigned char* data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+    const unsigned char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace logratio_cli

@@ -1,0 +1,119 @@
+#pragma once
+// From tensors (safetensors or .npy) to a typed logratio::paired_view:
+// checks names, dtypes and shapes of train/rollout/mask/cu_seqlens against
+// each other, then calls f(view) with the view's concrete element types.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <logratio/dtype.hpp>
+#include <logratio/error.hpp>
+#include <logratio/view.hpp>
+
+#include "tensor.hpp"
+
+namespace logratio_cli {
+
+struct panel_tensors {
+    const tensor* train = nullptr;
+    const tensor* rollout = nullptr;
+    const tensor* mask = nullptr;     ///< padded: required; packed: optional
+    const tensor* offsets = nullptr;  ///< packed layout when present
+};
+
+namespace input_detail {
+
+/// Element pointer for t, copying into `keep` when the mapped data is not
+/// aligned for T (safetensors does not promise alignment).
+template <class T>
+const T* typed(const tensor& t, std::vector<std::unique_ptr<unsigned char[]>>& keep) {
+    if (reinterpret_cast<std::uintptr_t>(t.data) % alignof(T) == 0) return reinterpret_cast<const T*>(t.data);
+    std::unique_ptr<unsigned char[]> buf(new unsigned char[t.nbytes + alignof(std::max_align_t)]);
+    auto* p = buf.get();
+    while (reinterpret_cast<std::uintptr_t>(p) % alignof(std::max_align_t) != 0) ++p;
+    std::memcpy(p, t.data, t.nbytes);
+    keep.push_back(std::move(buf));
+    return reinterpret_cast<const T*>(p);
+}
+
+[[noreturn]] inline void fail(const std::string& msg) { throw logratio::shape_error(msg); }
+
+template <class T, class M, class F>
+void with_mask_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f) {
+    const T* tr = typed<T>(*in.train, keep);
+    const T* ro = typed<T>(*in.rollout, keep);
+    const M* mk = in.mask ? typed<M>(*in.mask, keep) : nullptr;
+    if (in.offsets) {
+        const std::uint64_t n = in.train->numel();
+        const std::uint64_t no = in.offsets->numel();
+        if (in.offsets->type == dtype::i64)
+            f(logratio::paired_view<T, M>::packed(tr, ro, n, typed<std::int64_t>(*in.offsets, keep), no, mk));
+        else
+            f(logratio::paired_view<T, M>::packed(tr, ro, n, typed<std::int32_t>(*in.offsets, keep), no, mk));
+    } else {
+        const auto& sh = in.train->shape;
+        const std::uint64_t rows = sh.size() == 2 ? sh[0] : 1;
+        const std::uint64_t cols = sh.size() == 2 ? sh[1] : (sh.empty() ? 1 : sh[0]);
+        f(logratio::paired_view<T, M>::padded(tr, ro, mk, rows, cols));
+    }
+}
+
+template <class T, class F>
+void with_value_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f) {
+    if (!in.mask) return with_mask_type<T, std::uint8_t>(in, keep, f);
+    switch (in.mask->type) {
+        case dtype::u8: return with_mask_type<T, std::uint8_t>(in, keep, f);
+        case dtype::boolean: return with_mask_type<T, std::uint8_t>(in, keep, f);  // bytes 0/1
+        case dtype::i8: return with_mask_type<T, std::int8_t>(in, keep, f);
+        case dtype::i32: return with_mask_type<T, std::int32_t>(in, keep, f);
+        case dtype::i64: return with_mask_type<T, std::int64_t>(in, keep, f);
+        case dtype::f32: return with_mask_type<T, float>(in, keep, f);
+        case dtype::f64: return with_mask_type<T, double>(in, keep, f);
+        default: fail(std::string("mask: unsupported dtype ") + dtype_label(in.mask->type));
+    }
+}
+
+}  // namespace input_detail
+
+/// Validates the tensors against each other and calls f(view).
+template <class F>
+void with_panel_view(const panel_tensors& in, F&& f) {
+    using input_detail::fail;
+    if (!in.train) fail("missing tensor 'train_logprobs'");
+    if (!in.rollout) fail("missing tensor 'rollout_logprobs'");
+    const tensor& tr = *in.train;
+    const tensor& ro = *in.rollout;
+    auto is_float = [](dtype d) { return d == dtype::f32 || d == dtype::f64 || d == dtype::f16 || d == dtype::bf16; };
+    if (!is_float(tr.type)) fail(std::string("train_logprobs: dtype ") + dtype_label(tr.type) + " is not F32/F64/F16/BF16");
+    if (ro.type != tr.type)
+        fail(std::string("dtype mismatch: train_logprobs is ") + dtype_label(tr.type) + ", rollout_logprobs is " +
+             dtype_label(ro.type));
+    if (ro.shape != tr.shape)
+        fail("shape mismatch: train_logprobs is " + tr.shape_string() + ", rollout_logprobs is " + ro.shape_string());
+    if (in.offsets) {
+        if (tr.shape.size() != 1) fail("packed layout (cu_seqlens given): train_logprobs must be 1-D, is " + tr.shape_string());
+        if (in.offsets->shape.size() != 1) fail("cu_seqlens must be 1-D, is " + in.offsets->shape_string());
+        if (in.offsets->type != dtype::i32 && in.offsets->type != dtype::i64)
+            fail(std::string("cu_seqlens: dtype ") + dtype_label(in.offsets->type) + ", must be I32 or I64");
+        if (in.mask && in.mask->shape != tr.shape)
+            fail("shape mismatch: mask is " + in.mask->shape_string() + ", train_logprobs is " + tr.shape_string());
+    } else {
+        if (!in.mask) fail("missing tensor: need 'mask' (padded layout) or 'cu_seqlens' (packed layout)");
+        if (tr.shape.size() != 2 && tr.shape.size() != 1)
+            fail("padded layout: train_logprobs must be [B, T], is " + tr.shape_string());
+        if (in.mask->shape != tr.shape)
+            fail("shape mismatch: mask is " + in.mask->shape_string() + ", train_logprobs is " + tr.shape_string());
+    }
+    std::vector<std::unique_ptr<unsigned char[]>> keep;
+    switch (tr.type) {
+        case dtype::f32: return input_detail::with_value_type<float>(in, keep, f);
+        case dtype::f64: return input_detail::with_value_type<double>(in, keep, f);
+        case dtype::f16: return input_detail::with_value_type<logratio::float16>(in, keep, f);
+        case dtype::bf16: return input_detail::with_value_type<logratio::bfloat16>(in, keep, f);
+        default: fail("unreachable dtype");
+    }
+}
+
+}  // namespace logratio_cli
