@@ -6,5 +6,6 @@
 #include "dtype.hpp"
 #include "view.hpp"
 #include "moments.hpp"
+#include "panel_accumulator.hpp"
 #include "panel.hpp"
 #include "quantiles.hpp"

@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "../dtype.hpp"
+#include "../panel_accumulator.hpp"
 #include "../view.hpp"
 #include "simd.hpp"
 

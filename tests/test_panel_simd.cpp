@@ -1,0 +1,175 @@
+// SIMD path vs the scalar reference path (and the naive long-double
+// reference) on every element and mask type, on lengths around the lane
+// count and chunk size, on misaligned starting pointers. This file is built
+// once per x86-64 level (baseline SSE2, AVX2, AVX-512), so each compiled
+// instruction set runs it.
+#include "test_util.hpp"
+
+#include <memory>
+
+namespace {
+
+template <class T>
+T from_double(double x) {
+    if constexpr (std::is_same<T, logratio::bfloat16>::value) return logratio::to_bfloat16(static_cast<float>(x));
+    else if constexpr (std::is_same<T, logratio::float16>::value) return logratio::to_float16(static_cast<float>(x));
+    else return static_cast<T>(x);
+}
+
+template <class T, class M>
+struct typed_data {
+    std::vector<T> train, rollout;
+    std::unique_ptr<M[]> mask;  // not std::vector: vector<bool> has no data()
+};
+
+// `offset` leading elements make the view start at a misaligned address.
+template <class T, class M>
+typed_data<T, M> convert(const test::synthetic& s, std::size_t offset) {
+    typed_data<T, M> d;
+    d.train.assign(offset, from_double<T>(0.0));
+    d.rollout = d.train;
+    d.mask.reset(new M[offset + s.train.size() + 1]());
+    for (std::size_t i = 0; i < s.train.size(); ++i) {
+        d.train.push_back(from_double<T>(s.train[i]));
+        d.rollout.push_back(from_double<T>(s.rollout[i]));
+        d.mask[offset + i] = static_cast<M>(s.mask[i]);
+    }
+    return d;
+}
+
+void check_same(const logratio::panel& a, const logratio::panel& b, const char* what) {
+    std::map<std::string, double> want;
+    for (const auto& e : logratio::panel_entries(b))
+        if (e.second) want[e.first] = *e.second;
+    CHECK(a.tokens == b.tokens);
+    CHECK(a.sequences == b.sequences);
+    test::check_entries(a, want, what, 1e-10);
+    if (a.tokens) {
+        CHECK(a.delta_abs_max == b.delta_abs_max);
+        CHECK(a.delta_abs_max_at.sequence == b.delta_abs_max_at.sequence);
+        CHECK(a.delta_abs_max_at.position == b.delta_abs_max_at.position);
+    }
+}
+
+template <class T, class M>
+void simd_vs_scalar(std::size_t n, std::size_t offset, std::uint64_t seed) {
+    CAPTURE(n);
+    CAPTURE(offset);
+    CAPTURE(logratio::dtype_name<T>());
+    CAPTURE(logratio::dtype_name<M>());
+    const auto s = test::make_synthetic(n, seed);
+    const auto d = convert<T, M>(s, offset);
+    // padded: rows of 37 tokens (not a multiple of any lane count) + remainder as a packed view
+    const std::uint64_t cols = 37;
+    const std::uint64_t rows = n / cols;
+    auto pv = logratio::paired_view<T, M>::padded(d.train.data() + offset, d.rollout.data() + offset,
+                                                  d.mask.get() + offset, rows, cols);
+    check_same(logratio::compute_panel(pv), logratio::accumulate_panel_scalar(pv).finish(), "padded");
+    // packed: irregular sequence lengths covering all n tokens
+    std::vector<std::int64_t> cu{0};
+    std::mt19937_64 g(seed + 1);
+    while (static_cast<std::size_t>(cu.back()) < n)
+        cu.push_back(std::min<std::int64_t>(cu.back() + 1 + static_cast<std::int64_t>(g() % 700), n));
+    if (n == 0) cu.push_back(0);
+    auto kv = logratio::paired_view<T, M>::packed(d.train.data() + offset, d.rollout.data() + offset, n, cu.data(),
+                                                  cu.size(), d.mask.get() + offset);
+    const auto simd = logratio::compute_panel(kv);
+    check_same(simd, logratio::accumulate_panel_scalar(kv).finish(), "packed");
+    const auto ref = test::reference_panel(kv);
+    test::check_entries(simd, ref, "packed vs naive");
+}
+
+template <class T>
+void all_masks(std::size_t n, std::size_t offset) {
+    simd_vs_scalar<T, std::uint8_t>(n, offset, 7 + n);
+    simd_vs_scalar<T, bool>(n, offset, 8 + n);
+    simd_vs_scalar<T, float>(n, offset, 9 + n);
+}
+
+}  // namespace
+
+TEST_CASE("simd vs scalar: every dtype, tail lengths, misaligned pointers") {
+    for (std::size_t n : {0, 1, 7, 8, 9, 31, 511, 512, 513, 4099}) {
+        for (std::size_t offset : {0, 1}) {
+            all_masks<float>(n, offset);
+            all_masks<double>(n, offset);
+            all_masks<logratio::bfloat16>(n, offset);
+            all_masks<logratio::float16>(n, offset);
+        }
+    }
+}
+
+TEST_CASE("simd vs scalar: 1000003 tokens") {
+    simd_vs_scalar<float, std::uint8_t>(1000003, 1, 99);
+    simd_vs_scalar<logratio::bfloat16, bool>(1000003, 0, 98);
+}
+
+TEST_CASE("packed without a mask counts every token") {
+    const auto s = test::make_synthetic(1000, 5);
+    std::vector<std::int32_t> cu{0, 10, 10, 500, 1000};
+    auto v = logratio::packed(s.train, s.rollout, cu);
+    const auto p = logratio::compute_panel(v);
+    CHECK(p.tokens == 1000);
+    CHECK(p.sequences == 3);  // the empty sequence does not count
+    test::check_entries(p, test::reference_panel(v), "packed, no mask");
+}
+
+TEST_CASE("accuracy at |delta| ~ 1e-3: kl_k3, chi2, tv keep their digits") {
+    // float32 inputs whose difference is ~1e-3; kl_k3 ~ 5e-7 per token
+    std::vector<float> t, r;
+    std::vector<std::uint8_t> m;
+    std::mt19937_64 g(3);
+    std::uniform_real_distribution<double> u(-1.5e-3, 1.5e-3);
+    for (int i = 0; i < 100000; ++i) {
+        const float le = -0.25f - 0.001f * static_cast<float>(i % 100);
+        r.push_back(le);
+        t.push_back(static_cast<float>(le + u(g)));
+        m.push_back(1);
+    }
+    auto v = logratio::padded(t, r, m, 1000, 100);
+    const auto p = logratio::compute_panel(v);
+    const auto ref = test::reference_panel(v);
+    for (const char* k : {"kl_k3", "chi2", "tv", "kl_k2", "kl_reverse", "ratio_std", "delta_std"}) {
+        CAPTURE(k);
+        CHECK(test::rel_err(test::entry(p, k), ref.at(k)) < 1e-9);
+    }
+    test::check_entries(p, ref, "small delta");
+}
+
+TEST_CASE("a large constant offset does not destroy delta_std (shifted accumulation)") {
+    std::vector<double> t, r;
+    std::vector<std::uint8_t> m;
+    for (int i = 0; i < 10000; ++i) {
+        r.push_back(-3.0);
+        t.push_back(-3.0 + 0.5 + 1e-7 * ((i * 7919) % 13 - 6));
+        m.push_back(1);
+    }
+    auto v = logratio::padded(t, r, m, 100, 100);
+    const auto p = logratio::compute_panel(v);
+    const auto ref = test::reference_panel(v);
+    CHECK(test::rel_err(p.delta_std, ref.at("delta_std")) < 1e-6);
+    CHECK(test::rel_err(p.ratio_std, ref.at("ratio_std")) < 1e-6);
+}
+
+TEST_CASE("no masked-in token: tokens = sequences = 0 and nothing else") {
+    std::vector<float> t(64, -1.0f), r(64, -1.1f);
+    std::vector<std::uint8_t> m(64, 0);
+    const auto p = logratio::compute_panel(logratio::padded(t, r, m, 8, 8));
+    CHECK(p.tokens == 0);
+    CHECK(p.sequences == 0);
+    for (const auto& e : logratio::panel_entries(p)) {
+        CAPTURE(e.first);
+        if (e.first == "tokens" || e.first == "sequences") CHECK(*e.second == 0.0);
+        else CHECK_FALSE(e.second.has_value());
+    }
+}
+
+TEST_CASE("delta beyond the +-20 clamp: rho uses the clamped value, delta does not") {
+    std::vector<double> t{-0.5, -30.0}, r{-30.0, -0.5};
+    std::vector<std::uint8_t> m{1, 1};
+    const auto p = logratio::compute_panel(logratio::padded(t, r, m, 1, 2));
+    CHECK(p.delta_max == doctest::Approx(29.5));
+    CHECK(p.ratio_max == doctest::Approx(std::exp(20.0)).epsilon(1e-12));
+    CHECK(p.ratio_min == doctest::Approx(std::exp(-20.0)).epsilon(1e-12));
+    CHECK(p.delta_abs_max_at.position == 0);
+}
