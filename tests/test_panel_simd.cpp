@@ -173,3 +173,28 @@ TEST_CASE("delta beyond the +-20 clamp: rho uses the clamped value, delta does n
     CHECK(p.ratio_min == doctest::Approx(std::exp(-20.0)).epsilon(1e-12));
     CHECK(p.delta_abs_max_at.position == 0);
 }
+
+TEST_CASE("the kernel's expm1 matches std::expm1 over the clamp range") {
+    using V = xsimd::batch<double, xsimd::default_arch>;
+    using ops = logratio::detail::simd_ops<V>;
+    std::vector<double> xs;
+    for (double x = -20.0; x <= 20.0; x += 0.001953125 * 3.1) xs.push_back(x);
+    for (double x = 1e-300; x < 1.0; x *= 1.7) {
+        xs.push_back(x);
+        xs.push_back(-x);
+    }
+    for (double x : {0.0, -0.0, 20.0, -20.0, 0.34657359027997264, -0.34657359027997264, 1e-3, -1e-3}) xs.push_back(x);
+    while (xs.size() % V::size) xs.push_back(0.5);
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); i += V::size) {
+        alignas(64) double out[V::size];
+        ops::expm1_clamped(V::load_unaligned(xs.data() + i)).store_aligned(out);
+        for (std::size_t k = 0; k < V::size; ++k) {
+            const double want = std::expm1(xs[i + k]);
+            const double err = want == 0 ? std::fabs(out[k]) : std::fabs(out[k] - want) / std::fabs(want);
+            worst = std::max(worst, err);
+        }
+    }
+    INFO("worst relative error " << worst << " on " << xs.size() << " points, arch " << xsimd::default_arch::name());
+    CHECK(worst < 1e-14);
+}

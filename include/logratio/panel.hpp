@@ -38,10 +38,10 @@ panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_optio
 /// indices stay those of the whole view): the unit of chunked and parallel
 /// work.
 template <class Arch = xsimd::default_arch, class T, class M>
-panel_accumulator accumulate_panel(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
-                                   const panel_options& o = {}) {
+panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
+                                         const panel_options& o = {}) {
     if (first > last || last > v.num_sequences())
-        throw shape_error(detail::concat("accumulate_panel: sequence range [", first, ", ", last,
+        throw shape_error(detail::concat("accumulate_panel_range: sequence range [", first, ", ", last,
                                          ") is outside [0, ", v.num_sequences(), ")"));
     return detail::accumulate_range<xsimd::batch<double, Arch>>(v, first, last, o);
 }
@@ -74,13 +74,13 @@ panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_optio
     for (unsigned k = 1; k < parts; ++k)
         pool.emplace_back([&, k] {
             try {
-                part[k] = accumulate_panel<Arch>(v, cut[k], cut[k + 1], o);
+                part[k] = accumulate_panel_range<Arch>(v, cut[k], cut[k + 1], o);
             } catch (...) {
                 err[k] = std::current_exception();
             }
         });
     try {
-        part[0] = accumulate_panel<Arch>(v, cut[0], cut[1], o);
+        part[0] = accumulate_panel_range<Arch>(v, cut[0], cut[1], o);
     } catch (...) {
         err[0] = std::current_exception();
     }

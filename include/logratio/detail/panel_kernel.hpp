@@ -5,9 +5,9 @@
 //
 // Memory is read once: each sequence is walked in chunks of chunk_tokens
 // tokens; a chunk is converted from its storage type (f32/f64/bf16/f16, any
-// mask type) into three L1-resident double arrays (train, rollout, weight
-// 0/1, masked-out tokens zeroed), validated there, and then reduced with
-// double lanes. Per masked-in token the summed terms are
+// mask type) into three L1-resident double arrays (train, rollout, mask as
+// 0/1) by plain loops the compiler vectorizes, then validated, masked and
+// reduced with double lanes. Per masked-in token the summed terms are
 //
 //   w, l_T, l_E, delta, |delta|, delta^2, (delta - K)^2,
 //   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, e (e + 2), |e|,
@@ -55,13 +55,13 @@ template <class T, class M>
         if (!v.counts(i)) continue;
         const double vals[2] = {to_double(v.train()[i]), to_double(v.rollout()[i])};
         const char* names[2] = {"train_logprobs", "rollout_logprobs"};
+        const bool finite = std::isfinite(vals[0]) && std::isfinite(vals[1]);
+        if (!finite && o.nonfinite == nonfinite_policy::omit) continue;  // left out, not an error
         for (int a = 0; a < 2; ++a) {
             const double x = vals[a];
-            const bool finite = std::isfinite(x);
-            if (finite && x <= o.positive_tolerance) continue;
-            if (!finite && o.nonfinite == nonfinite_policy::omit) break;  // left out, not an error
-            const std::string what = finite ? concat("positive log-prob ", x, " (> ", o.positive_tolerance, ")")
-                                            : concat("non-finite log-prob ", x);
+            if (std::isfinite(x) && x <= o.positive_tolerance) continue;
+            const std::string what = std::isfinite(x) ? concat("positive log-prob ", x, " (> ", o.positive_tolerance, ")")
+                                                      : concat("non-finite log-prob ", x);
             throw value_error(concat(names[a], ": ", what, " at ", seq_word, " ", s, ", ", pos_word, " ", i - base,
                                      " (flat index ", i, ")"),
                               names[a], s, i - base, x);
@@ -70,35 +70,23 @@ template <class T, class M>
     throw value_error("invalid log-prob (not located)", "train_logprobs", s, 0, 0.0);
 }
 
-/// Converts [i0, i0+n) into buf, zero-padded to `padded` entries. Returns
-/// whether any masked-in token is invalid under the options' policy.
+/// Converts [i0, i0+n) of the three arrays into buf (plain conversion
+/// loops the compiler vectorizes), zero-padded to `padded` entries with
+/// weight 0. Validation and masking happen in the SIMD loop.
 template <class T, class M>
-bool load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std::size_t padded,
-                const panel_options& o, chunk_buffers& buf, std::uint64_t& nonfinite) {
+void load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std::size_t padded,
+                chunk_buffers& buf) noexcept {
     const T* tp = v.train() + i0;
     const T* rp = v.rollout() + i0;
-    const M* mp = v.has_mask() ? v.mask() + i0 : nullptr;
-    const double tol = o.positive_tolerance;
-    const bool omit = o.nonfinite == nonfinite_policy::omit;
-    unsigned bad = 0;
-    std::uint64_t dropped = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-        const double a = to_double(tp[k]);
-        const double b = to_double(rp[k]);
-        const bool m = mp ? mask_on(mp[k]) : true;
-        const bool finite = (a - a == 0.0) & (b - b == 0.0);  // false for NaN and +-Inf
-        const bool positive = (a > tol) | (b > tol);
-        const bool take = m & (finite | !omit);
-        bad |= static_cast<unsigned>(m & (positive | (!finite & !omit)));
-        dropped += static_cast<std::uint64_t>(m & !finite & omit);
-        const bool keep = take & finite & !positive;
-        buf.t[k] = keep ? a : 0.0;
-        buf.r[k] = keep ? b : 0.0;
-        buf.w[k] = keep ? 1.0 : 0.0;
+    for (std::size_t k = 0; k < n; ++k) buf.t[k] = to_double(tp[k]);
+    for (std::size_t k = 0; k < n; ++k) buf.r[k] = to_double(rp[k]);
+    if (v.has_mask()) {
+        const M* mp = v.mask() + i0;
+        for (std::size_t k = 0; k < n; ++k) buf.w[k] = mask_on(mp[k]) ? 1.0 : 0.0;
+    } else {
+        for (std::size_t k = 0; k < n; ++k) buf.w[k] = 1.0;
     }
     for (std::size_t k = n; k < padded; ++k) buf.t[k] = buf.r[k] = buf.w[k] = 0.0;
-    nonfinite += dropped;
-    return bad != 0;
 }
 
 /// The panel over sequences [s0, s1) of v, with lanes V.
@@ -124,6 +112,9 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
         above[k] = zero;
     }
 
+    const V tol = ops::splat(o.positive_tolerance);
+    const bool omit = o.nonfinite == nonfinite_policy::omit;
+    V n_omit = zero;
     bool have_shift = false;
     double K = 0.0, Ke = 0.0;
     V vK = zero, vKe = zero;
@@ -142,13 +133,14 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
         for (std::uint64_t i = b; i < e; i += chunk_tokens) {
             const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
             const std::size_t np = (n + L - 1) / L * L;
-            if (load_chunk(v, i, n, np, o, buf, acc.nonfinite_tokens)) throw_bad_token(v, s, i, n, o);
+            load_chunk(v, i, n, np, buf);
             if (!have_shift) {
                 // No token has contributed yet, so the shift can still be chosen.
                 for (std::size_t k = 0; k < n; ++k) {
-                    if (buf.w[k] != 0.0) {
+                    const double dk = buf.t[k] - buf.r[k];
+                    if (buf.w[k] != 0.0 && std::isfinite(dk)) {
                         have_shift = true;
-                        K = buf.t[k] - buf.r[k];
+                        K = dk;
                         Ke = std::expm1(clamp_delta(K));
                         vK = ops::splat(K);
                         vKe = ops::splat(Ke);
@@ -157,10 +149,19 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
                 }
             }
             for (std::size_t j = 0; j < np; j += L) {
-                const V t = ops::load(buf.t + j);
-                const V r = ops::load(buf.r + j);
-                const V w = ops::load(buf.w + j);
-                const auto on = w != zero;
+                const V t0 = ops::load(buf.t + j);
+                const V r0 = ops::load(buf.r + j);
+                const auto in = ops::load(buf.w + j) != zero;
+                // Validation: finite (x - x == 0 fails for NaN and +-Inf) and <= tolerance.
+                const auto finite = ((t0 - t0) == zero) & ((r0 - r0) == zero);
+                const auto positive = (t0 > tol) | (r0 > tol);
+                const auto bad = in & (omit ? (finite & positive) : (positive | !finite));
+                if (!ops::none(bad)) throw_bad_token(v, s, i, n, o);
+                const auto on = in & finite;
+                if (omit) n_omit = n_omit + ops::select(in & !finite, one, zero);
+                const V w = ops::select(on, one, zero);
+                const V t = ops::select(on, t0, zero);
+                const V r = ops::select(on, r0, zero);
                 const V d = t - r;  // 0 on masked-out lanes
                 const V ad = ops::abs(d);
                 row_n = row_n + w;
@@ -207,6 +208,7 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
     }
 
     // Reduce the lanes into the accumulator of this range.
+    acc.nonfinite_tokens = static_cast<std::uint64_t>(ops::sum(n_omit));
     const std::uint64_t N = acc.tokens;
     if (N == 0) return acc;
     const double n = static_cast<double>(N);
@@ -238,7 +240,7 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
     for (std::uint64_t i = b; i < e; ++i) {
         if (!v.counts(i)) continue;
         const double d = to_double(v.train()[i]) - to_double(v.rollout()[i]);
-        if (std::fabs(d) == best) {
+        if (std::fabs(d) == best) {  // NaN (omitted tokens) never equals
             acc.abs_max_at = token_location{best_seq, i - b};
             break;
         }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include <xsimd/xsimd.hpp>
 
@@ -33,6 +34,7 @@ struct simd_ops<double> {
     static double sum(double x) noexcept { return x; }
     static double hmin(double x) noexcept { return x; }
     static double hmax(double x) noexcept { return x; }
+    static bool none(bool m) noexcept { return !m; }
 };
 
 /// SIMD path: an xsimd batch of doubles for architecture A.
@@ -50,7 +52,36 @@ struct simd_ops<xsimd::batch<double, A>> {
     // a*b + c, rounded twice as in the scalar path (no contraction), so both
     // paths see the same per-token terms.
     static value fma(const value& a, const value& b, const value& c) noexcept { return a * b + c; }
-    static value expm1(const value& x) noexcept { return xsimd::expm1(x); }
+    static value expm1(const value& x) noexcept { return expm1_clamped(x); }
+    /// all lanes of a mask false?
+    static bool none(const mask& m) noexcept { return !xsimd::any(m); }
+
+    /// expm1(x) for |x| <= 20 (the kernels' clamp range), no division:
+    /// x = k ln2 + r with |r| <= ln2/2, expm1(r) by its Taylor series to
+    /// degree 11 (truncation < 3e-16 relative), then
+    /// expm1(x) = 2^k expm1(r) + (2^k - 1), exact for k = 0 so tiny x keep
+    /// full relative accuracy. Measured against std::expm1 in the tests.
+    static value expm1_clamped(const value& x) noexcept {
+        using ubatch = xsimd::batch<std::uint64_t, A>;
+        const value shifter(6755399441055744.0);  // 1.5 * 2^52: rounds to integer, k in the low bits
+        const value kd_shifted = x * value(1.4426950408889634) + shifter;
+        const value k = kd_shifted - shifter;
+        const value r = (x - k * value(6.93147180369123816490e-01)) - k * value(1.90821492927058770002e-10);
+        value p(1.0 / 39916800.0);
+        p = p * r + value(1.0 / 3628800.0);
+        p = p * r + value(1.0 / 362880.0);
+        p = p * r + value(1.0 / 40320.0);
+        p = p * r + value(1.0 / 5040.0);
+        p = p * r + value(1.0 / 720.0);
+        p = p * r + value(1.0 / 120.0);
+        p = p * r + value(1.0 / 24.0);
+        p = p * r + value(1.0 / 6.0);
+        p = p * r + value(0.5);
+        const value em_r = r + (r * r) * p;  // expm1(r)
+        const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
+        const value two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
+        return two_k * em_r + (two_k - value(1.0));
+    }
     static double sum(const value& x) noexcept { return xsimd::hadd(x); }
     static double hmin(const value& x) noexcept {
         alignas(A::alignment()) double t[size];

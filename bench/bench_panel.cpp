@@ -1,0 +1,121 @@
+// Google Benchmark: the one-pass panel over float32 tokens with an 80% mask,
+// in cache (2^16) and out of cache (2^25), one and two threads; and the read
+// bandwidth of this machine over the same 9 bytes/token, the roofline.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <logratio/logratio.hpp>
+
+namespace {
+
+struct data {
+    std::vector<float> train, rollout;
+    std::vector<std::uint8_t> mask;
+};
+
+const data& get(std::size_t n) {
+    static std::vector<std::pair<std::size_t, data>> cache;
+    for (auto& c : cache)
+        if (c.first == n) return c.second;
+    data d;
+    d.train.resize(n);
+    d.rollout.resize(n);
+    d.mask.resize(n);
+    std::mt19937_64 g(n);
+    std::exponential_distribution<float> lp(2.0f);
+    std::normal_distribution<float> nd(0.0f, 0.02f);
+    std::bernoulli_distribution keep(0.8);
+    for (std::size_t i = 0; i < n; ++i) {
+        d.rollout[i] = -std::min(lp(g), 12.0f);
+        d.train[i] = std::min(d.rollout[i] + nd(g), 0.0f);
+        d.mask[i] = keep(g);
+    }
+    cache.emplace_back(n, std::move(d));
+    return cache.back().second;
+}
+
+constexpr std::uint64_t row = 1024;
+
+void panel(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const unsigned threads = static_cast<unsigned>(st.range(1));
+    const auto& d = get(n);
+    auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
+    for (auto _ : st) {
+        auto acc = logratio::accumulate_panel(v, {}, threads);
+        benchmark::DoNotOptimize(acc);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * n * 9));
+    st.SetLabel(xsimd::default_arch::name());
+}
+BENCHMARK(panel)->Args({16, 1})->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void panel_scalar(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const auto& d = get(n);
+    auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
+    for (auto _ : st) {
+        auto acc = logratio::accumulate_panel_scalar(v);
+        benchmark::DoNotOptimize(acc);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * n * 9));
+}
+BENCHMARK(panel_scalar)->Arg(25)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void panel_quantiles(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const auto& d = get(n);
+    auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
+    std::vector<double> scratch;
+    logratio::panel p;
+    for (auto _ : st) {
+        logratio::add_panel_quantiles(p, v, scratch);
+        benchmark::DoNotOptimize(p);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+}
+BENCHMARK(panel_quantiles)->Arg(25)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Read bandwidth over the same bytes (two float arrays and a byte mask):
+// the roofline. Threads split the range.
+void read_bandwidth(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const unsigned threads = static_cast<unsigned>(st.range(1));
+    const auto& d = get(n);
+    auto sum_range = [&](std::size_t b, std::size_t e) {
+        using B = xsimd::batch<std::uint32_t>;
+        B acc(0u);
+        const auto* t = reinterpret_cast<const std::uint32_t*>(d.train.data());
+        const auto* r = reinterpret_cast<const std::uint32_t*>(d.rollout.data());
+        const auto* m = reinterpret_cast<const std::uint32_t*>(d.mask.data());
+        for (std::size_t i = b; i < e; i += B::size) acc += B::load_unaligned(t + i) ^ B::load_unaligned(r + i);
+        for (std::size_t i = b / 4; i < e / 4; i += B::size) acc += B::load_unaligned(m + i);
+        return xsimd::hadd(acc);
+    };
+    for (auto _ : st) {
+        std::uint32_t total = 0;
+        if (threads == 1) {
+            total = sum_range(0, n);
+        } else {
+            std::uint32_t other = 0;
+            std::thread th([&] { other = sum_range(n / 2, n); });
+            total = sum_range(0, n / 2);
+            th.join();
+            total += other;
+        }
+        benchmark::DoNotOptimize(total);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * n * 9));
+}
+BENCHMARK(read_bandwidth)->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
