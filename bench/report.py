@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""Turns the Google Benchmark JSON and the numpy timings of one run into
+bench/RESULTS.md (medians of the repetitions)."""
+import json
+import platform
+import sys
+
+out, levels = sys.argv[1], sys.argv[2:]
+numpy = json.load(open(f"{out}/numpy.json"))
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+
+
+def medians(path):
+    res = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            res[b["run_name"]] = b
+    return res
+
+
+print("# Benchmark results\n")
+print(f"Machine: {cpu}, 2 cores. One run of `bash bench/run.sh`; medians of 3 repetitions.")
+print(f"numpy {numpy['numpy']} float64 panel on the same problem: "
+      f"{numpy['panel_tokens_per_s'] / 1e6:.1f} M tokens/s; np.quantile (12 quantiles): "
+      f"{numpy['quantiles_tokens_per_s'] / 1e6:.1f} M tokens/s.\n")
+print("Panel over float32 tokens with an 80% mask (9 bytes/token); roofline = read bandwidth of the same bytes "
+      "measured in the same binary.\n")
+print("| level | benchmark | tokens | threads | M tokens/s | GB/s | x numpy | % of roofline |")
+print("|---|---|---|---|---|---|---|---|")
+for level in levels:
+    m = medians(f"{out}/panel_{level}.json")
+    bw = {k.split("/")[2]: v["bytes_per_second"] for k, v in m.items() if k.startswith("read_bandwidth/")}
+    for name, b in m.items():
+        parts = name.split("/")
+        kind = parts[0]
+        if kind == "read_bandwidth":
+            continue
+        logn = parts[1]
+        threads = parts[2] if kind == "panel" and len(parts) > 3 else "1"
+        tps = b["items_per_second"]
+        gbs = b.get("bytes_per_second", 0) / 1e9
+        ref = numpy["quantiles_tokens_per_s"] if kind == "panel_quantiles" else numpy["panel_tokens_per_s"]
+        roof = ""
+        if kind != "panel_quantiles" and logn == "25" and threads in bw:
+            roof = f"{100 * b['bytes_per_second'] / bw[threads]:.0f}%"
+        print(f"| {level} | {kind} | 2^{logn} | {threads} | {tps / 1e6:.0f} | {gbs:.2f} | {tps / ref:.1f} | {roof} |")
+    for t, v in sorted(bw.items()):
+        print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# One command for the side-by-side benchmark: builds the benchmarks (one
+# binary per x86-64 level), runs those this CPU supports, runs the numpy
+# script on the same problem size, and writes bench/RESULTS.md with
+# tokens/s, the ratio to numpy and the fraction of the read-bandwidth
+# roofline measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --workflow --preset bench >/dev/null
+out=build/bench/results
+mkdir -p "$out"
+levels=(x86-64)
+grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && levels+=(x86-64-v3)
+grep -qw avx512bw /proc/cpuinfo && grep -qw avx512dq /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo && levels+=(x86-64-v4)
+for level in "${levels[@]}"; do
+  build/bench/bench/bench_panel_"$level" --benchmark_format=json --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true > "$out/panel_$level.json"
+done
+(cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_panel.py" 25 > numpy.json)
+/usr/bin/python3 bench/report.py "$out" "${levels[@]}" > bench/RESULTS.md
+cat bench/RESULTS.md
