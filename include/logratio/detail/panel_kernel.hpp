@@ -26,6 +26,13 @@
 #include "../panel_accumulator.hpp"
 #include "../view.hpp"
 #include "simd.hpp"
+#include "widen.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LOGRATIO_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define LOGRATIO_ALWAYS_INLINE
+#endif
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
@@ -34,6 +41,17 @@ constexpr std::size_t chunk_tokens = 512;
 constexpr double clamp_log_ratio = 20.0;
 
 inline double clamp_delta(double d) noexcept { return std::min(std::max(d, -clamp_log_ratio), clamp_log_ratio); }
+
+template <class V>
+struct is_simd_batch {
+    template <class T, class M>
+    static constexpr bool direct = false;
+};
+template <class A>
+struct is_simd_batch<xsimd::batch<double, A>> {
+    template <class T, class M>
+    static constexpr bool direct = direct_load<A, T, M>;
+};
 
 struct alignas(64) chunk_buffers {
     double t[chunk_tokens];
@@ -67,7 +85,8 @@ template <class T, class M>
                               names[a], s, i - base, x);
         }
     }
-    throw value_error("invalid log-prob (not located)", "train_logprobs", s, 0, 0.0);
+    throw value_error(concat("sequence ", s, ": the sum of its log-probs overflows a double"), "train_logprobs", s, 0,
+                      0.0);
 }
 
 /// Converts [i0, i0+n) of the three arrays into buf (plain conversion
@@ -89,16 +108,19 @@ void load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std
     for (std::size_t k = n; k < padded; ++k) buf.t[k] = buf.r[k] = buf.w[k] = 0.0;
 }
 
-/// The panel over sequences [s0, s1) of v, with lanes V.
-template <class V, class T, class M>
-panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
-                                   const panel_options& o) {
+/// The panel over sequences [s0, s1) of v, with lanes V. NT is the number
+/// of |delta| thresholds when known at compile time (the default 4: the
+/// counters stay in registers), -1 for any number.
+template <class V, int NT, class T, class M>
+panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
+                                        const panel_options& o) {
     using ops = simd_ops<V>;
+    using mask_t = typename ops::mask;
     constexpr std::size_t L = ops::size;
     static_assert(chunk_tokens % L == 0, "chunk must hold whole batches");
 
     panel_accumulator acc(o);
-    const std::uint32_t nthr = acc.num_thresholds;
+    const std::uint32_t nthr = NT >= 0 ? static_cast<std::uint32_t>(NT) : acc.num_thresholds;
     chunk_buffers buf;
 
     const V zero = ops::splat(0.0), one = ops::splat(1.0), two = ops::splat(2.0);
@@ -120,7 +142,7 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
     V vK = zero, vKe = zero;
 
     V s_abs = zero, s_sq = zero, s_dk2 = zero, d_min = pinf, d_max = ninf;
-    V s_e = zero, s_ek2 = zero, e_min = pinf, e_max = ninf;
+    V s_e = zero, s_ek2 = zero;
     V s_k3 = zero, s_rev = zero, s_chi2 = zero, s_tv = zero;
     double tot_d = 0.0;
 
@@ -129,70 +151,103 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
 
     for (std::uint64_t s = s0; s < s1; ++s) {
         const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
-        V row_n = zero, row_d = zero, row_t = zero, row_r = zero, row_amax = zero;
-        for (std::uint64_t i = b; i < e; i += chunk_tokens) {
+        V row_n = zero, row_d = zero, row_t = zero, row_r = zero, row_amax = zero, row_top = ninf;
+        // One batch of L tokens: the per-token terms of the header comment.
+        auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
+            if (omit) {  // leave out NaN/Inf (x - x == 0 fails for them), count them
+                const auto finite = ((t0 - t0) == zero) & ((r0 - r0) == zero);
+                n_omit = n_omit + ops::select(on & !finite, one, zero);
+                on = on & finite;
+            }
+            const V w = ops::select(on, one, zero);
+            const V t = ops::select(on, t0, zero);
+            const V r = ops::select(on, r0, zero);
+            // Validation without per-lane tests: a NaN/Inf makes the row
+            // sums non-finite, a positive log-prob raises row_top.
+            row_top = ops::max(row_top, ops::max(t, r));
+            const V d = t - r;  // 0 on masked-out lanes
+            const V ad = ops::abs(d);
+            row_n = row_n + w;
+            row_d = row_d + d;
+            row_t = row_t + t;
+            row_r = row_r + r;
+            row_amax = ops::max(row_amax, ad);
+            s_abs = s_abs + ad;
+            s_sq = ops::fma(d, d, s_sq);
+            const V dk = ops::select(on, d - vK, zero);
+            s_dk2 = ops::fma(dk, dk, s_dk2);
+            d_min = ops::min(d_min, ops::select(on, d, pinf));
+            d_max = ops::max(d_max, ops::select(on, d, ninf));
+            const V dc = ops::min(ops::max(d, lo), hi);
+            const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
+            s_e = s_e + em;
+            const V ek = ops::select(on, em - vKe, zero);
+            s_ek2 = ops::fma(ek, ek, s_ek2);
+            s_k3 = s_k3 + (em - dc);
+            s_rev = ops::fma(em + one, dc, s_rev);
+            s_chi2 = ops::fma(em, em + two, s_chi2);
+            s_tv = s_tv + ops::abs(em);
+            for (std::uint32_t k = 0; k < nthr; ++k) above[k] = above[k] + ops::select(ad > thr[k], one, zero);
+        };
+        if (!have_shift) {
+            // No token has contributed yet, so the shift can still be chosen.
+            for (std::uint64_t k = b; k < e; ++k) {
+                const double dk = to_double(v.train()[k]) - to_double(v.rollout()[k]);
+                if (v.counts(k) && std::isfinite(dk)) {
+                    have_shift = true;
+                    K = dk;
+                    Ke = std::expm1(clamp_delta(K));
+                    vK = ops::splat(K);
+                    vKe = ops::splat(Ke);
+                    break;
+                }
+            }
+        }
+        std::uint64_t i = b;
+#if LOGRATIO_X86
+        if constexpr (is_simd_batch<V>::template direct<T, M>) {
+            using A = typename V::arch_type;
+            const T* tp = v.train();
+            const T* rp = v.rollout();
+            const M* mp = v.mask();
+            const mask_t all = one != zero;
+            // Software prefetch a few KiB ahead: the loop is compute-heavy,
+            // so the hardware prefetcher alone leaves memory idle.
+            constexpr std::uint64_t ahead = 2048;
+            if (mp) {
+                for (; i + L <= e; i += L) {
+                    if (i % 64 == 0) {
+                        __builtin_prefetch(tp + i + ahead);
+                        __builtin_prefetch(rp + i + ahead);
+                        __builtin_prefetch(mp + i + ahead);
+                    }
+                    step(widen<A>(tp + i), widen<A>(rp + i), widen_mask<A>(mp + i));
+                }
+            } else {
+                for (; i + L <= e; i += L) {
+                    if (i % 64 == 0) {
+                        __builtin_prefetch(tp + i + ahead);
+                        __builtin_prefetch(rp + i + ahead);
+                    }
+                    step(widen<A>(tp + i), widen<A>(rp + i), all);
+                }
+            }
+        }
+#endif
+        for (; i < e; i += chunk_tokens) {  // staged: other types, and the tail
             const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
             const std::size_t np = (n + L - 1) / L * L;
             load_chunk(v, i, n, np, buf);
-            if (!have_shift) {
-                // No token has contributed yet, so the shift can still be chosen.
-                for (std::size_t k = 0; k < n; ++k) {
-                    const double dk = buf.t[k] - buf.r[k];
-                    if (buf.w[k] != 0.0 && std::isfinite(dk)) {
-                        have_shift = true;
-                        K = dk;
-                        Ke = std::expm1(clamp_delta(K));
-                        vK = ops::splat(K);
-                        vKe = ops::splat(Ke);
-                        break;
-                    }
-                }
-            }
-            for (std::size_t j = 0; j < np; j += L) {
-                const V t0 = ops::load(buf.t + j);
-                const V r0 = ops::load(buf.r + j);
-                const auto in = ops::load(buf.w + j) != zero;
-                // Validation: finite (x - x == 0 fails for NaN and +-Inf) and <= tolerance.
-                const auto finite = ((t0 - t0) == zero) & ((r0 - r0) == zero);
-                const auto positive = (t0 > tol) | (r0 > tol);
-                const auto bad = in & (omit ? (finite & positive) : (positive | !finite));
-                if (!ops::none(bad)) throw_bad_token(v, s, i, n, o);
-                const auto on = in & finite;
-                if (omit) n_omit = n_omit + ops::select(in & !finite, one, zero);
-                const V w = ops::select(on, one, zero);
-                const V t = ops::select(on, t0, zero);
-                const V r = ops::select(on, r0, zero);
-                const V d = t - r;  // 0 on masked-out lanes
-                const V ad = ops::abs(d);
-                row_n = row_n + w;
-                row_d = row_d + d;
-                row_t = row_t + t;
-                row_r = row_r + r;
-                row_amax = ops::max(row_amax, ad);
-                s_abs = s_abs + ad;
-                s_sq = ops::fma(d, d, s_sq);
-                const V dk = (d - vK) * w;
-                s_dk2 = ops::fma(dk, dk, s_dk2);
-                d_min = ops::min(d_min, ops::select(on, d, pinf));
-                d_max = ops::max(d_max, ops::select(on, d, ninf));
-                const V dc = ops::min(ops::max(d, lo), hi);
-                const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
-                s_e = s_e + em;
-                const V ek = (em - vKe) * w;
-                s_ek2 = ops::fma(ek, ek, s_ek2);
-                e_min = ops::min(e_min, ops::select(on, em, pinf));
-                e_max = ops::max(e_max, ops::select(on, em, ninf));
-                s_k3 = s_k3 + (em - dc);
-                s_rev = ops::fma(em + one, dc, s_rev);
-                s_chi2 = ops::fma(em, em + two, s_chi2);
-                s_tv = s_tv + ops::abs(em);
-                for (std::uint32_t k = 0; k < nthr; ++k) above[k] = above[k] + ops::select(ad > thr[k], one, zero);
-            }
+            for (std::size_t j = 0; j < np; j += L)
+                step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
         }
+        const double st = ops::sum(row_t), sr = ops::sum(row_r);
+        if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
+            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o);
         const double rn = ops::sum(row_n);
         if (rn == 0.0) continue;
         acc.tokens += static_cast<std::uint64_t>(rn);
-        const double sd = ops::sum(row_d), st = ops::sum(row_t), sr = ops::sum(row_r);
+        const double sd = ops::sum(row_d);
         tot_d += sd;
         acc.sum_train += st;
         acc.sum_rollout += sr;
@@ -223,8 +278,9 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
     acc.ratio_m1.n = N;
     acc.ratio_m1.mean = se / n;
     acc.ratio_m1.m2 = std::max(ops::sum(s_ek2) - ek1 * ek1 / n, 0.0);
-    acc.ratio_m1.min = ops::hmin(e_min);
-    acc.ratio_m1.max = ops::hmax(e_max);
+    // rho is monotone in delta: its extremes are those of delta, clamped.
+    acc.ratio_m1.min = std::expm1(clamp_delta(acc.delta.min));
+    acc.ratio_m1.max = std::expm1(clamp_delta(acc.delta.max));
     acc.sum_abs_delta = ops::sum(s_abs);
     acc.sum_sq_delta = ops::sum(s_sq);
     acc.sum_k3 = ops::sum(s_k3);
@@ -246,6 +302,13 @@ panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0,
         }
     }
     return acc;
+}
+
+template <class V, class T, class M>
+panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
+                                   const panel_options& o) {
+    if (o.abs_delta_thresholds.size() == 4) return accumulate_range_impl<V, 4>(v, s0, s1, o);
+    return accumulate_range_impl<V, -1>(v, s0, s1, o);
 }
 
 }  // namespace detail

@@ -1,0 +1,84 @@
+#pragma once
+// Direct loads of one batch of doubles from the storage types (float32,
+// float64, bfloat16, float16) and of one batch_bool from a byte or float
+// mask, on AVX2 and AVX-512: the kernel then reads its inputs straight from
+// memory instead of staging them. Where `direct_load<A, T, M>` is false
+// (SSE2, other mask types) the kernel stages through its chunk buffers.
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "../dtype.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define LOGRATIO_X86 1
+#else
+#define LOGRATIO_X86 0
+#endif
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace detail {
+
+template <class A>
+constexpr bool is_avx512 = LOGRATIO_X86 && std::is_base_of<xsimd::avx512f, A>::value;
+template <class A>
+constexpr bool is_avx2 = LOGRATIO_X86 && std::is_base_of<xsimd::avx2, A>::value && !is_avx512<A>;
+
+template <class A, class T, class M>
+constexpr bool direct_load =
+    (is_avx512<A> || is_avx2<A>) &&
+    (std::is_same<T, float>::value || std::is_same<T, double>::value || std::is_same<T, bfloat16>::value ||
+     std::is_same<T, float16>::value) &&
+    (std::is_same<M, std::uint8_t>::value || std::is_same<M, bool>::value || std::is_same<M, float>::value);
+
+#if LOGRATIO_X86
+template <class A, class T>
+xsimd::batch<double, A> widen(const T* p) noexcept {
+    using B = xsimd::batch<double, A>;
+    if constexpr (is_avx512<A>) {
+        if constexpr (std::is_same<T, double>::value) return B(_mm512_loadu_pd(p));
+        else if constexpr (std::is_same<T, float>::value) return B(_mm512_cvtps_pd(_mm256_loadu_ps(p)));
+        else if constexpr (std::is_same<T, bfloat16>::value) {
+            const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            return B(_mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16))));
+        } else {
+            const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            return B(_mm512_cvtps_pd(_mm256_cvtph_ps(h)));
+        }
+    } else {
+        if constexpr (std::is_same<T, double>::value) return B(_mm256_loadu_pd(p));
+        else if constexpr (std::is_same<T, float>::value) return B(_mm256_cvtps_pd(_mm_loadu_ps(p)));
+        else if constexpr (std::is_same<T, bfloat16>::value) {
+            const __m128i h = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+            return B(_mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(h), 16))));
+        } else {
+            const __m128i h = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+            return B(_mm256_cvtps_pd(_mm_cvtph_ps(h)));
+        }
+    }
+}
+
+template <class A, class M>
+typename xsimd::batch<double, A>::batch_bool_type widen_mask(const M* p) noexcept {
+    using B = xsimd::batch<double, A>;
+    if constexpr (std::is_same<M, float>::value) {
+        return widen<A>(p) != B(0.0);
+    } else if constexpr (is_avx512<A>) {
+        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));  // 8 bytes
+        const __m512i w = _mm512_cvtepu8_epi64(b);
+        return typename B::batch_bool_type(_mm512_test_epi64_mask(w, w));
+    } else {
+        std::int32_t four;
+        std::memcpy(&four, p, 4);
+        const __m256i w = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four));
+        const __m256i zero = _mm256_cmpeq_epi64(w, _mm256_setzero_si256());
+        return typename B::batch_bool_type(_mm256_castsi256_pd(_mm256_xor_si256(zero, _mm256_set1_epi64x(-1))));
+    }
+}
+#endif
+
+}  // namespace detail
+LOGRATIO_NAMESPACE_END
