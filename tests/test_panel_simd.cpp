@@ -101,7 +101,9 @@ TEST_CASE("simd vs scalar: every dtype, tail lengths, misaligned pointers") {
 
 TEST_CASE("simd vs scalar: 1000003 tokens") {
     simd_vs_scalar<float, std::uint8_t>(1000003, 1, 99);
+    simd_vs_scalar<double, float>(1000003, 1, 97);
     simd_vs_scalar<logratio::bfloat16, bool>(1000003, 0, 98);
+    simd_vs_scalar<logratio::float16, std::uint8_t>(1000003, 1, 96);
 }
 
 TEST_CASE("packed without a mask counts every token") {
