@@ -72,10 +72,10 @@ void panel_quantiles(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     const auto& d = get(n);
     auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
-    std::vector<double> scratch;
+    logratio::quantile_workspace ws;
     logratio::panel p;
     for (auto _ : st) {
-        logratio::add_panel_quantiles(p, v, scratch);
+        logratio::add_panel_quantiles(p, v, ws);
         benchmark::DoNotOptimize(p);
     }
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));

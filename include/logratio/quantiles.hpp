@@ -1,12 +1,14 @@
 #pragma once
 // Exact quantiles, bit-for-bit numpy.quantile(method=...) on float64 data,
-// without sorting: all requested order statistics are selected in one
-// recursive partition pass (nth_element on the middle requested rank, then
-// each side with the ranks that fall in it), O(n log q).
+// without sorting: radix select. One pass builds a histogram of the top 16
+// bits of an order-preserving key (fused with gathering the values from a
+// view), one pass collects the values of the few buckets that hold a
+// requested rank, and nth_element runs inside those buckets only.
 //
 // And the panel's second, opt-in pass: delta_q* and abs_delta_q* of SPEC.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -14,7 +16,8 @@
 
 #include "dtype.hpp"
 #include "error.hpp"
-#include "panel.hpp"
+#include "detail/panel_kernel.hpp"
+#include "panel_accumulator.hpp"
 #include "view.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -139,7 +142,7 @@ inline double numpy_lerp(double a, double b, double t) {
 }
 
 /// Places the order statistics ranks[first, last) (sorted, unique) of
-/// data[lo, hi) at their sorted positions.
+/// data[lo, hi) at their sorted positions (nth_element recursion).
 inline void multi_select(double* data, std::uint64_t lo, std::uint64_t hi, const std::uint64_t* ranks,
                          std::size_t first, std::size_t last) {
     while (first < last && hi - lo > 1) {
@@ -152,46 +155,228 @@ inline void multi_select(double* data, std::uint64_t lo, std::uint64_t hi, const
     }
 }
 
+/// Order-preserving map of a (non-NaN) double to an unsigned key.
+inline std::uint64_t order_key(double x) noexcept {
+    std::uint64_t u;
+    std::memcpy(&u, &x, 8);
+    return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+
+constexpr int radix_bits = 16;
+constexpr std::size_t radix_buckets = std::size_t(1) << radix_bits;
+inline std::uint32_t bucket_of(double x) noexcept {
+    return static_cast<std::uint32_t>(order_key(x) >> (64 - radix_bits));
+}
+
 }  // namespace detail
 
-/// Quantiles of data[0, n) for every p in probs (each in [0, 1]), as
-/// numpy.quantile(data, probs, method) returns them. Reorders data (it is
-/// the scratch buffer); does not allocate beyond the rank list. NaN values
-/// are an error (omit them before calling).
-inline std::vector<double> quantiles_inplace(double* data, std::uint64_t n, const std::vector<double>& probs,
-                                             quantile_method method = quantile_method::linear) {
+/// Reusable scratch memory of the exact-quantile selection (the caller may
+/// keep one per thread and pass it to every call: no allocation after the
+/// first call of a given size).
+struct quantile_workspace {
+    std::vector<double> values;           ///< the gathered values (8 bytes per value)
+    std::vector<double> candidates;       ///< values of the buckets that hold a requested rank
+    std::vector<std::uint64_t> histogram;  ///< radix histogram of the top 16 key bits
+};
+
+namespace detail {
+
+/// Places the order statistics `ranks` (sorted, unique) of data[0, n) such
+/// that out[i] = the ranks[i]-th smallest value. Radix select: one histogram
+/// of the top 16 bits of the order key (ws.histogram, filled by the caller or
+/// here), one pass collecting the values of the few buckets that hold a
+/// requested rank, then nth_element inside those buckets only.
+inline void select_ranks(const double* data, std::uint64_t n, const std::vector<std::uint64_t>& ranks,
+                         quantile_workspace& ws, bool histogram_ready, std::vector<double>& out) {
+    auto& hist = ws.histogram;
+    if (!histogram_ready) {
+        hist.assign(radix_buckets, 0);
+        for (std::uint64_t i = 0; i < n; ++i) ++hist[bucket_of(data[i])];
+    }
+    // bucket of each rank, and the first rank held by each needed bucket
+    struct need {
+        std::uint32_t bucket;
+        std::uint64_t base;  // rank of the bucket's first element
+        std::uint64_t offset = 0;  // where its candidates start
+        std::uint64_t size = 0;
+    };
+    std::vector<need> needs;
+    std::vector<std::size_t> rank_need(ranks.size());
+    std::uint64_t below = 0;
+    std::size_t r = 0;
+    for (std::uint32_t b = 0; b < radix_buckets && r < ranks.size(); ++b) {
+        const std::uint64_t c = hist[b];
+        if (c == 0) continue;
+        bool added = false;
+        while (r < ranks.size() && ranks[r] < below + c) {
+            if (!added) {
+                needs.push_back(need{b, below, 0, c});
+                added = true;
+            }
+            rank_need[r] = needs.size() - 1;
+            ++r;
+        }
+        below += c;
+    }
+    std::uint64_t total = 0;
+    for (auto& nd : needs) {
+        nd.offset = total;
+        total += nd.size;
+    }
+    // slot table: bucket -> index of its need + 1 (0: not needed)
+    std::vector<std::uint32_t> slot(radix_buckets, 0);
+    for (std::size_t i = 0; i < needs.size(); ++i) slot[needs[i].bucket] = static_cast<std::uint32_t>(i + 1);
+    ws.candidates.resize(total);
+    std::vector<std::uint64_t> fill(needs.size(), 0);
+    double* cand = ws.candidates.data();
+    for (std::uint64_t i = 0; i < n; ++i) {
+        const std::uint32_t sl = slot[bucket_of(data[i])];
+        if (sl) {
+            const std::size_t k = sl - 1;
+            cand[needs[k].offset + fill[k]++] = data[i];
+        }
+    }
+    // select inside each needed bucket
+    out.assign(ranks.size(), 0.0);
+    std::size_t i = 0;
+    while (i < ranks.size()) {
+        const std::size_t k = rank_need[i];
+        std::size_t j = i;
+        std::vector<std::uint64_t> local;
+        while (j < ranks.size() && rank_need[j] == k) local.push_back(ranks[j++] - needs[k].base);
+        double* base = cand + needs[k].offset;
+        multi_select(base, 0, needs[k].size, local.data(), 0, local.size());
+        for (std::size_t q = i; q < j; ++q) out[q] = base[ranks[q] - needs[k].base];
+        i = j;
+    }
+}
+
+/// numpy's quantiles from data[0, n) (not modified), given a ready histogram or not.
+inline std::vector<double> quantiles_from(const double* data, std::uint64_t n, const std::vector<double>& probs,
+                                          quantile_method method, quantile_workspace& ws, bool histogram_ready) {
     if (n == 0) throw shape_error("quantiles: empty input");
     for (std::size_t i = 0; i < probs.size(); ++i)
         if (!(probs[i] >= 0.0 && probs[i] <= 1.0))
-            throw shape_error(detail::concat("quantiles: probability ", probs[i], " at index ", i,
-                                             " is outside [0, 1]"));
-    for (std::uint64_t i = 0; i < n; ++i)
-        if (std::isnan(data[i])) throw value_error(detail::concat("quantiles: NaN at index ", i), "values", 0, i, data[i]);
-    std::vector<detail::quantile_position> pos(probs.size());
+            throw shape_error(concat("quantiles: probability ", probs[i], " at index ", i, " is outside [0, 1]"));
+    std::vector<quantile_position> pos(probs.size());
     std::vector<std::uint64_t> ranks;
     ranks.reserve(2 * probs.size());
     for (std::size_t i = 0; i < probs.size(); ++i) {
-        pos[i] = detail::locate_quantile(n, probs[i], method);
+        pos[i] = locate_quantile(n, probs[i], method);
         ranks.push_back(pos[i].lo);
         ranks.push_back(pos[i].hi);
     }
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    detail::multi_select(data, 0, n, ranks.data(), 0, ranks.size());
+    std::vector<double> stat;
+    select_ranks(data, n, ranks, ws, histogram_ready, stat);
+    auto value_at = [&](std::uint64_t rank) {
+        return stat[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
+    };
     std::vector<double> out(probs.size());
     for (std::size_t i = 0; i < probs.size(); ++i) {
         const auto& p = pos[i];
-        out[i] = p.interpolate ? detail::numpy_lerp(data[p.lo], data[p.hi], p.gamma) : data[p.lo];
+        out[i] = p.interpolate ? numpy_lerp(value_at(p.lo), value_at(p.hi), p.gamma) : value_at(p.lo);
     }
     return out;
 }
 
-/// Quantiles of a copy of [first, last) (the input is not modified).
+}  // namespace detail
+
+/// Quantiles of data[0, n) for every p in probs (each in [0, 1]), exactly as
+/// numpy.quantile(data, probs, method) returns them. The input is not
+/// modified; `ws` is scratch (reuse it across calls). NaN is an error.
+inline std::vector<double> quantiles(const double* data, std::uint64_t n, const std::vector<double>& probs,
+                                     quantile_method method, quantile_workspace& ws) {
+    for (std::uint64_t i = 0; i < n; ++i)
+        if (std::isnan(data[i])) throw value_error(detail::concat("quantiles: NaN at index ", i), "values", 0, i, data[i]);
+    return detail::quantiles_from(data, n, probs, method, ws, false);
+}
+
+/// Quantiles of [first, last) (any range of numbers; NaN is an error).
 template <class It>
 std::vector<double> quantiles(It first, It last, const std::vector<double>& probs,
                               quantile_method method = quantile_method::linear) {
-    std::vector<double> scratch(first, last);
-    return quantiles_inplace(scratch.data(), scratch.size(), probs, method);
+    std::vector<double> values(first, last);
+    quantile_workspace ws;
+    return quantiles(values.data(), values.size(), probs, method, ws);
+}
+
+/// Which per-token quantity of a paired view.
+enum class quantile_of { delta, abs_delta, ratio };
+
+inline quantile_of parse_quantile_of(const std::string& s) {
+    if (s == "delta") return quantile_of::delta;
+    if (s == "abs_delta") return quantile_of::abs_delta;
+    if (s == "ratio") return quantile_of::ratio;
+    throw shape_error("unknown quantity '" + s + "' (expected delta, abs_delta or ratio)");
+}
+
+struct quantile_options {
+    quantile_method method = quantile_method::linear;
+    /// raise: a masked-in NaN/Inf (or positive) log-prob is a value_error
+    /// naming its position; omit: NaN/Inf tokens are left out.
+    nonfinite_policy nonfinite = nonfinite_policy::raise;
+    double positive_tolerance = 1e-6;
+};
+
+/// Gathers the chosen quantity of every masked-in token of v into
+/// ws.values and builds its radix histogram in the same pass. Returns the
+/// number of tokens left out (policy omit).
+template <class T, class M>
+std::uint64_t gather_quantity(const paired_view<T, M>& v, quantile_of what, const quantile_options& o,
+                              quantile_workspace& ws) {
+    auto& out = ws.values;
+    out.resize(v.size());  // upper bound; trimmed below
+    double* dst = out.data();
+    std::uint64_t count = 0;
+    ws.histogram.assign(detail::radix_buckets, 0);
+    std::uint64_t* hist = ws.histogram.data();
+    std::uint64_t omitted = 0;
+    panel_options po;
+    po.nonfinite = o.nonfinite;
+    po.positive_tolerance = o.positive_tolerance;
+    for (std::uint64_t s = 0; s < v.num_sequences(); ++s) {
+        const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+        for (std::uint64_t i = b; i < e; ++i) {
+            // Branch-light: the value is always stored, the count advances
+            // only for masked-in tokens; invalid ones take the slow path.
+            const std::uint64_t m = v.counts(i) ? 1 : 0;
+            const double a = to_double(v.train()[i]), r = to_double(v.rollout()[i]);
+            const bool ok = (a - a == 0.0) & (r - r == 0.0) & (a <= o.positive_tolerance) & (r <= o.positive_tolerance);
+            if (!ok && m) {
+                if (o.nonfinite == nonfinite_policy::omit && !(std::isfinite(a) && std::isfinite(r))) {
+                    ++omitted;
+                    continue;
+                }
+                detail::throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), po);
+            }
+            double x = a - r;
+            if (what == quantile_of::abs_delta) x = std::fabs(x);
+            else if (what == quantile_of::ratio) x = std::exp(detail::clamp_delta(x));
+            dst[count] = x;
+            count += m;
+            hist[detail::bucket_of(x)] += m;
+        }
+    }
+    out.resize(count);
+    return omitted;
+}
+
+/// Exact quantiles (numpy semantics) of delta, |delta| or rho over the
+/// masked-in tokens of a view. Empty selection: an empty result.
+template <class T, class M>
+std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
+                              const quantile_options& o, quantile_workspace& ws) {
+    gather_quantity(v, what, o, ws);
+    if (ws.values.empty()) return {};
+    return detail::quantiles_from(ws.values.data(), ws.values.size(), probs, o.method, ws, true);
+}
+template <class T, class M>
+std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
+                              const quantile_options& o = {}) {
+    quantile_workspace ws;
+    return quantiles(v, what, probs, o, ws);
 }
 
 /// SPEC's default quantile probabilities of the panel.
@@ -204,46 +389,36 @@ inline const std::vector<double>& default_abs_delta_probs() {
     return p;
 }
 
-/// Copies delta of every masked-in token of v into `scratch` (resized),
-/// computed as the panel kernel computes it. Non-finite tokens are skipped
-/// (they are either an error the panel pass reports, or omitted).
-template <class T, class M>
-void gather_deltas(const paired_view<T, M>& v, std::vector<double>& scratch) {
-    scratch.clear();
-    for (std::uint64_t s = 0; s < v.num_sequences(); ++s) {
-        const std::uint64_t e = v.sequence_end(s);
-        for (std::uint64_t i = v.sequence_begin(s); i < e; ++i) {
-            if (!v.counts(i)) continue;
-            const double d = to_double(v.train()[i]) - to_double(v.rollout()[i]);
-            if (std::isfinite(d)) scratch.push_back(d);
-        }
-    }
-}
-
 /// The panel's second pass: fills p.delta_quantiles and
-/// p.abs_delta_quantiles (SPEC's delta_q*, abs_delta_q*). `scratch` holds
-/// 8 bytes per masked-in token and may be reused across calls. Nothing is
-/// added when the panel has no tokens.
+/// p.abs_delta_quantiles (SPEC's delta_q*, abs_delta_q*) with numpy's
+/// linear method. Nothing is added when the view has no masked-in token.
+/// Non-finite tokens follow `nonfinite` (use the panel's policy).
 template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, std::vector<double>& scratch,
-                         const std::vector<double>& delta_probs = default_delta_probs(),
-                         const std::vector<double>& abs_delta_probs = default_abs_delta_probs(),
-                         quantile_method method = quantile_method::linear) {
+void add_panel_quantiles(panel& p, const paired_view<T, M>& v, quantile_workspace& ws,
+                         nonfinite_policy nonfinite = nonfinite_policy::raise) {
     p.delta_quantiles.clear();
     p.abs_delta_quantiles.clear();
-    gather_deltas(v, scratch);
-    if (scratch.empty()) return;
-    const auto qd = quantiles_inplace(scratch.data(), scratch.size(), delta_probs, method);
-    for (double& x : scratch) x = std::fabs(x);
-    const auto qa = quantiles_inplace(scratch.data(), scratch.size(), abs_delta_probs, method);
-    for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(delta_probs[i], qd[i]);
-    for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(abs_delta_probs[i], qa[i]);
+    quantile_options o;
+    o.nonfinite = nonfinite;
+    gather_quantity(v, quantile_of::delta, o, ws);
+    if (ws.values.empty()) return;
+    const auto& dp = default_delta_probs();
+    const auto& ap = default_abs_delta_probs();
+    const auto qd = detail::quantiles_from(ws.values.data(), ws.values.size(), dp, o.method, ws, true);
+    ws.histogram.assign(detail::radix_buckets, 0);
+    for (double& x : ws.values) {
+        x = std::fabs(x);
+        ++ws.histogram[detail::bucket_of(x)];
+    }
+    const auto qa = detail::quantiles_from(ws.values.data(), ws.values.size(), ap, o.method, ws, true);
+    for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(dp[i], qd[i]);
+    for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(ap[i], qa[i]);
 }
 
 template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v) {
-    std::vector<double> scratch;
-    add_panel_quantiles(p, v, scratch);
+void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise) {
+    quantile_workspace ws;
+    add_panel_quantiles(p, v, ws, nonfinite);
 }
 
 LOGRATIO_NAMESPACE_END

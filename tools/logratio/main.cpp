@@ -96,7 +96,7 @@ int run_panel(const panel_args& a) {
     logratio::panel result;
     logratio_cli::with_panel_view(in, [&](const auto& view) {
         result = logratio::compute_panel(view, opt, a.threads);
-        if (!a.no_quantiles) logratio::add_panel_quantiles(result, view);
+        if (!a.no_quantiles) logratio::add_panel_quantiles(result, view, opt.nonfinite);
     });
     if (a.json) print_json(result);
     else print_table(result);
