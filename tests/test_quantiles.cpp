@@ -51,3 +51,76 @@ TEST_CASE("multi-selection equals a full sort on random data") {
     for (std::size_t i = 0; i < probs.size(); ++i)
         CHECK(got[i] == sorted[static_cast<std::size_t>(std::floor((x.size() - 1) * probs[i]))]);
 }
+
+TEST_CASE("radix select equals a full sort on adversarial data, every method") {
+    std::mt19937_64 g(9);
+    std::vector<std::vector<double>> cases;
+    cases.push_back(std::vector<double>(5000, 0.25));  // all equal: one bucket
+    {
+        std::vector<double> x;
+        for (int i = 0; i < 4000; ++i) x.push_back(i % 3 == 0 ? 0.0 : (i % 3 == 1 ? -0.0 : 5e-324 * (i % 7)));
+        cases.push_back(x);  // signed zeros and subnormals
+    }
+    {
+        std::normal_distribution<double> nd;
+        std::vector<double> x(200001);
+        for (auto& v : x) v = nd(g) * std::pow(10.0, static_cast<int>(g() % 40) - 20);  // wide exponent range
+        cases.push_back(x);
+    }
+    const std::vector<double> probs{0, 0.0001, 0.001, 0.1, 0.333, 0.5, 0.9, 0.999, 0.9999, 1};
+    for (const auto& x : cases) {
+        auto sorted = x;
+        std::sort(sorted.begin(), sorted.end());
+        for (const char* m : {"linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "median_unbiased",
+                              "averaged_inverted_cdf", "closest_observation", "hazen", "weibull",
+                              "interpolated_inverted_cdf", "normal_unbiased"}) {
+            CAPTURE(m);
+            const auto method = logratio::parse_quantile_method(m);
+            const auto got = logratio::quantiles(x.begin(), x.end(), probs, method);
+            // reference: the same numpy formula on the fully sorted array
+            for (std::size_t i = 0; i < probs.size(); ++i) {
+                const auto pos = logratio::detail::locate_quantile(sorted.size(), probs[i], method);
+                const double want = pos.interpolate
+                                        ? logratio::detail::numpy_lerp(sorted[pos.lo], sorted[pos.hi], pos.gamma)
+                                        : sorted[pos.lo];
+                CHECK(got[i] == want);
+            }
+        }
+    }
+}
+
+TEST_CASE("quantiles over a view: delta, |delta|, rho; padded and packed agree; NaN policy") {
+    const auto s = test::make_synthetic(40 * 50, 4);
+    auto pv = logratio::padded(s.train, s.rollout, s.mask, 40, 50);
+    std::vector<std::int64_t> cu;
+    for (int r = 0; r <= 40; ++r) cu.push_back(r * 50);
+    auto kv = logratio::packed(s.train, s.rollout, cu, s.mask);
+    std::vector<double> d, a, rho;
+    for (std::size_t i = 0; i < s.train.size(); ++i)
+        if (s.mask[i]) {
+            d.push_back(s.train[i] - s.rollout[i]);
+            a.push_back(std::fabs(d.back()));
+            rho.push_back(std::exp(std::min(std::max(d.back(), -20.0), 20.0)));
+        }
+    const std::vector<double> probs{0.01, 0.5, 0.99};
+    using Q = logratio::quantile_of;
+    CHECK(logratio::quantiles(pv, Q::delta, probs) == logratio::quantiles(d.begin(), d.end(), probs));
+    CHECK(logratio::quantiles(pv, Q::abs_delta, probs) == logratio::quantiles(a.begin(), a.end(), probs));
+    CHECK(logratio::quantiles(pv, Q::ratio, probs) == logratio::quantiles(rho.begin(), rho.end(), probs));
+    CHECK(logratio::quantiles(kv, Q::delta, probs) == logratio::quantiles(pv, Q::delta, probs));
+
+    auto t = s.train;
+    std::size_t bad = 0;
+    while (!s.mask[bad]) ++bad;
+    t[bad] = std::nan("");
+    auto nv = logratio::padded(t, s.rollout, s.mask, 40, 50);
+    CHECK_THROWS_WITH_AS(logratio::quantiles(nv, Q::delta, probs),
+                         doctest::Contains("train_logprobs: non-finite log-prob nan at row 0"), logratio::value_error);
+    logratio::quantile_options omit;
+    omit.nonfinite = logratio::nonfinite_policy::omit;
+    std::vector<double> d2(d.begin() + 1, d.end());
+    CHECK(logratio::quantiles(nv, Q::delta, probs, omit) == logratio::quantiles(d2.begin(), d2.end(), probs));
+    // nothing masked in: empty result
+    std::vector<std::uint8_t> none(s.mask.size(), 0);
+    CHECK(logratio::quantiles(logratio::padded(s.train, s.rollout, none, 40, 50), Q::delta, probs).empty());
+}

@@ -9,3 +9,4 @@
 #include "panel_accumulator.hpp"
 #include "panel.hpp"
 #include "quantiles.hpp"
+#include "kll_sketch.hpp"
