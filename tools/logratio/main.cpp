@@ -25,14 +25,32 @@ namespace {
 
 using logratio_cli::mapped_file;
 
-struct panel_args {
+struct input_args {
     std::string file, train, rollout, mask, offsets;
+};
+
+struct panel_args : input_args {
     bool json = false;
     bool no_quantiles = false;
     unsigned threads = 1;
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
 };
+
+struct quantile_args : input_args {
+    bool json = false;
+    std::string of = "delta", method = "linear", nonfinite = "raise";
+    std::vector<double> q{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999};
+    unsigned sketch = 0;
+};
+
+void add_input_options(CLI::App* c, input_args& a) {
+    c->add_option("file", a.file, "safetensors file with train_logprobs, rollout_logprobs and mask or cu_seqlens");
+    c->add_option("--train", a.train, ".npy file of trainer log-probs");
+    c->add_option("--rollout", a.rollout, ".npy file of rollout log-probs");
+    c->add_option("--mask", a.mask, ".npy mask (padded [B, T], or packed 1-D with --offsets)");
+    c->add_option("--offsets", a.offsets, ".npy cu_seqlens (int32/int64, S+1 entries): packed layout");
+}
 
 void print_table(const logratio::panel& p) {
     std::printf("%-26s %s\n", "metric", "value");
@@ -59,47 +77,111 @@ void print_json(const logratio::panel& p) {
     std::cout << j.dump(1) << "\n";
 }
 
-int run_panel(const panel_args& a) {
-    logratio::panel_options opt;
-    opt.abs_delta_thresholds = a.thresholds;
-    opt.nonfinite = a.nonfinite == "omit" ? logratio::nonfinite_policy::omit : logratio::nonfinite_policy::raise;
-
+/// The mapped files and tensors of one dump, from a safetensors file or .npy flags.
+struct loaded_inputs {
     std::vector<std::unique_ptr<mapped_file>> files;
     std::optional<logratio_cli::safetensors_file> st;
     std::vector<logratio_cli::tensor> npys;
-    npys.reserve(4);
     logratio_cli::panel_tensors in;
+};
+
+void load_inputs(const input_args& a, loaded_inputs& L) {
+    L.npys.reserve(4);
     if (!a.file.empty()) {
         if (!a.train.empty() || !a.rollout.empty() || !a.mask.empty() || !a.offsets.empty())
             throw logratio::shape_error("give either FILE.safetensors or --train/--rollout .npy files, not both");
-        files.push_back(std::make_unique<mapped_file>(a.file));
-        st = logratio_cli::parse_safetensors(*files.back());
-        in.train = st->find("train_logprobs");
-        in.rollout = st->find("rollout_logprobs");
-        in.mask = st->find("mask");
-        in.offsets = st->find("cu_seqlens");
-        if (!in.train) throw logratio::shape_error(a.file + ": missing tensor 'train_logprobs'");
-        if (!in.rollout) throw logratio::shape_error(a.file + ": missing tensor 'rollout_logprobs'");
-    } else {
-        if (a.train.empty() || a.rollout.empty())
-            throw logratio::shape_error("need FILE.safetensors, or --train and --rollout .npy files");
-        auto load = [&](const std::string& path, const char* name) {
-            files.push_back(std::make_unique<mapped_file>(path));
-            npys.push_back(logratio_cli::parse_npy(*files.back(), name));
-            return &npys.back();
-        };
-        in.train = load(a.train, "train_logprobs");
-        in.rollout = load(a.rollout, "rollout_logprobs");
-        if (!a.mask.empty()) in.mask = load(a.mask, "mask");
-        if (!a.offsets.empty()) in.offsets = load(a.offsets, "cu_seqlens");
+        L.files.push_back(std::make_unique<mapped_file>(a.file));
+        L.st = logratio_cli::parse_safetensors(*L.files.back());
+        L.in.train = L.st->find("train_logprobs");
+        L.in.rollout = L.st->find("rollout_logprobs");
+        L.in.mask = L.st->find("mask");
+        L.in.offsets = L.st->find("cu_seqlens");
+        if (!L.in.train) throw logratio::shape_error(a.file + ": missing tensor 'train_logprobs'");
+        if (!L.in.rollout) throw logratio::shape_error(a.file + ": missing tensor 'rollout_logprobs'");
+        return;
     }
+    if (a.train.empty() || a.rollout.empty())
+        throw logratio::shape_error("need FILE.safetensors, or --train and --rollout .npy files");
+    auto load = [&](const std::string& path, const char* name) {
+        L.files.push_back(std::make_unique<mapped_file>(path));
+        L.npys.push_back(logratio_cli::parse_npy(*L.files.back(), name));
+        return &L.npys.back();
+    };
+    L.in.train = load(a.train, "train_logprobs");
+    L.in.rollout = load(a.rollout, "rollout_logprobs");
+    if (!a.mask.empty()) L.in.mask = load(a.mask, "mask");
+    if (!a.offsets.empty()) L.in.offsets = load(a.offsets, "cu_seqlens");
+}
+
+logratio::nonfinite_policy policy(const std::string& s) {
+    return s == "omit" ? logratio::nonfinite_policy::omit : logratio::nonfinite_policy::raise;
+}
+
+int run_panel(const panel_args& a) {
+    logratio::panel_options opt;
+    opt.abs_delta_thresholds = a.thresholds;
+    opt.nonfinite = policy(a.nonfinite);
+    loaded_inputs L;
+    load_inputs(a, L);
     logratio::panel result;
-    logratio_cli::with_panel_view(in, [&](const auto& view) {
+    logratio_cli::with_panel_view(L.in, [&](const auto& view) {
         result = logratio::compute_panel(view, opt, a.threads);
         if (!a.no_quantiles) logratio::add_panel_quantiles(result, view, opt.nonfinite);
     });
     if (a.json) print_json(result);
     else print_table(result);
+    return 0;
+}
+
+int run_quantiles(const quantile_args& a) {
+    loaded_inputs L;
+    load_inputs(a, L);
+    const auto what = logratio::parse_quantile_of(a.of);
+    logratio::quantile_options qo;
+    qo.method = logratio::parse_quantile_method(a.method);
+    qo.nonfinite = policy(a.nonfinite);
+    std::vector<double> values;
+    double bound = 0;
+    std::uint64_t count = 0;
+    logratio_cli::with_panel_view(L.in, [&](const auto& view) {
+        logratio::quantile_workspace ws;
+        if (a.sketch == 0) {
+            values = logratio::quantiles(view, what, a.q, qo, ws);
+            count = ws.values.size();
+            return;
+        }
+        if (a.sketch < logratio::kll_sketch<double>::min_k || a.sketch > 65535)
+            throw logratio::shape_error(logratio::detail::concat("--sketch K: K = ", a.sketch, " must be in [8, 65535]"));
+        logratio::gather_quantity(view, what, qo, ws);
+        logratio::kll_sketch<double> sk(static_cast<std::uint16_t>(a.sketch));
+        sk.update(ws.values.data(), ws.values.size());
+        count = sk.n();
+        if (count) values = sk.quantiles(a.q);
+        bound = sk.normalized_rank_error();
+    });
+    if (a.json) {
+        nlohmann::ordered_json j;
+        j["of"] = a.of;
+        j["method"] = a.sketch ? "kll" : a.method;
+        j["count"] = count;
+        nlohmann::ordered_json q = nlohmann::ordered_json::object();
+        for (std::size_t i = 0; i < a.q.size(); ++i)
+            q[logratio::format_g(a.q[i])] = values.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(values[i]);
+        j["quantiles"] = q;
+        if (a.sketch) {
+            j["k"] = a.sketch;
+            j["rank_error_bound"] = bound;
+        }
+        std::cout << j.dump(1) << "\n";
+        return 0;
+    }
+    std::printf("%s quantiles (%s) of %llu tokens\n", a.of.c_str(), a.sketch ? "kll sketch" : a.method.c_str(),
+                static_cast<unsigned long long>(count));
+    for (std::size_t i = 0; i < a.q.size(); ++i) {
+        if (values.empty()) std::printf("  q%-10s -\n", logratio::format_g(a.q[i]).c_str());
+        else std::printf("  q%-10s % .10g\n", logratio::format_g(a.q[i]).c_str(), values[i]);
+    }
+    if (a.sketch) std::printf("  k %u, rank_error_bound %.6g (99%% confidence)\n", a.sketch, bound);
     return 0;
 }
 
@@ -112,11 +194,7 @@ int main(int argc, char** argv) {
 
     panel_args pa;
     auto* panel = app.add_subcommand("panel", "print the ratio panel (SPEC.md keys) of one dump");
-    panel->add_option("file", pa.file, "safetensors file with train_logprobs, rollout_logprobs and mask or cu_seqlens");
-    panel->add_option("--train", pa.train, ".npy file of trainer log-probs");
-    panel->add_option("--rollout", pa.rollout, ".npy file of rollout log-probs");
-    panel->add_option("--mask", pa.mask, ".npy mask (padded [B, T], or packed 1-D with --offsets)");
-    panel->add_option("--offsets", pa.offsets, ".npy cu_seqlens (int32/int64, S+1 entries): packed layout");
+    add_input_options(panel, pa);
     panel->add_flag("--json", pa.json, "one JSON object with exactly SPEC's keys");
     panel->add_flag("--no-quantiles", pa.no_quantiles, "skip the exact-quantile pass (delta_q*, abs_delta_q*)");
     panel->add_option("--threads", pa.threads, "threads for the one-pass panel")->check(CLI::Range(1u, 1024u));
@@ -124,6 +202,18 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     panel->add_option("--nonfinite", pa.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
         ->check(CLI::IsMember({"raise", "omit"}));
+
+    quantile_args qa;
+    auto* quant = app.add_subcommand("quantiles", "exact (or sketched) quantiles of delta, |delta| or the ratio");
+    add_input_options(quant, qa);
+    quant->add_option("--of", qa.of, "delta (default), abs_delta or ratio")
+        ->check(CLI::IsMember({"delta", "abs_delta", "ratio"}));
+    quant->add_option("--q", qa.q, "probabilities in [0, 1], comma-separated")->delimiter(',');
+    quant->add_option("--method", qa.method, "numpy.quantile method (default linear)");
+    quant->add_option("--sketch", qa.sketch, "use a KLL sketch with this k instead, and print rank_error_bound");
+    quant->add_option("--nonfinite", qa.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
+        ->check(CLI::IsMember({"raise", "omit"}));
+    quant->add_flag("--json", qa.json, "one JSON object {of, method, count, quantiles{p: value}}");
 
     auto* info = app.add_subcommand("info", "print the version and the SIMD architecture of this binary");
 
@@ -134,6 +224,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (*panel) return run_panel(pa);
+        if (*quant) return run_quantiles(qa);
         if (*info) {
             std::printf("logratio %s\nsimd %s\n", LOGRATIO_VERSION_STRING, xsimd::default_arch::name());
             return 0;
