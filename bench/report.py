@@ -46,3 +46,18 @@ for level in levels:
         print(f"| {level} | {kind} | 2^{logn} | {threads} | {tps / 1e6:.0f} | {gbs:.2f} | {tps / ref:.1f} | {roof} |")
     for t, v in sorted(bw.items()):
         print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")
+
+q = medians(f"{out}/quantiles.json")
+print("\nExact quantiles and the KLL sketch (2^25 float32 tokens, 80% mask: the values are the masked-in deltas).\n")
+print(f"numpy `np.quantile` of the masked delta (7 quantiles, gather included): "
+      f"{numpy['quantiles7_values_per_s'] / 1e6:.1f} M values/s.\n")
+print("| benchmark | M values/s | x numpy np.quantile |")
+print("|---|---|---|")
+for name, b in q.items():
+    kind = name.split("/")[0]
+    if kind == "kll_merge_64":
+        print(f"| {kind} (64 sketches of k=200) | {b['real_time']:.0f} us per 64-way merge | |")
+        continue
+    vps = b["items_per_second"]
+    ratio = f"{vps / numpy['quantiles7_values_per_s']:.1f}" if kind in ("exact_quantiles", "nth_element_per_quantile") else ""
+    print(f"| {kind} | {vps / 1e6:.0f} | {ratio} |")

@@ -15,10 +15,10 @@
 //   delta_min/max/abs_max    extremes; abs_max also located (sequence, position)
 //   ratio_mean/std/min/max   of rho = 1 + e (std ddof 0)
 //   kl_k1                    sum(-delta) / N
-//   kl_k2                    sum(delta^2 / 2) / N
+//   kl_k2                    sum(delta^2 / 2) / N      (= (var + mean^2) / 2)
 //   kl_k3                    sum(e - dc) / N           (>= 0, no cancellation)
 //   kl_reverse               sum(rho * dc) / N
-//   chi2                     sum(e * (e + 2)) / N      (= expm1(2 dc))
+//   chi2                     sum(e * (e + 2)) / N      (= expm1(2 dc); = 2 m + m^2 + var of e)
 //   tv                       sum|e| / (2N)
 //   ess_fraction             (sum rho)^2 / (N sum rho^2)
 //   train/rollout_logprob_mean   sum(l) / N
@@ -151,8 +151,8 @@ struct panel_accumulator {
     double sum_train = 0, sum_rollout = 0;
     moments delta;     ///< of delta (mean, M2, min, max)
     moments ratio_m1;  ///< of e = rho - 1
-    double sum_abs_delta = 0, sum_sq_delta = 0;
-    double sum_k3 = 0, sum_reverse = 0, sum_chi2 = 0, sum_tv = 0;
+    double sum_abs_delta = 0;
+    double sum_k3 = 0, sum_reverse = 0, sum_tv = 0;
     double abs_max = -1.0;  ///< -1: no token yet
     token_location abs_max_at{};
     moments seq_log, seq_geo;  ///< per-sequence sum(delta), sum(delta)/L
@@ -189,10 +189,8 @@ struct panel_accumulator {
         delta.merge(o.delta);
         ratio_m1.merge(o.ratio_m1);
         sum_abs_delta += o.sum_abs_delta;
-        sum_sq_delta += o.sum_sq_delta;
         sum_k3 += o.sum_k3;
         sum_reverse += o.sum_reverse;
-        sum_chi2 += o.sum_chi2;
         sum_tv += o.sum_tv;
         // Ties go to the earlier token, so the location is split-independent.
         if (o.abs_max > abs_max ||
@@ -232,10 +230,12 @@ struct panel_accumulator {
         p.ratio_min = 1.0 + ratio_m1.min;
         p.ratio_max = 1.0 + ratio_m1.max;
         p.kl_k1 = -delta.mean;
-        p.kl_k2 = 0.5 * sum_sq_delta / n;
+        // mean(delta^2) = var + mean^2 and mean(e (e + 2)) = 2 mean + mean^2 + var:
+        // sums of non-negative parts, so no cancellation beyond that of mean(e).
+        p.kl_k2 = 0.5 * (delta.variance() + delta.mean * delta.mean);
         p.kl_k3 = sum_k3 / n;
         p.kl_reverse = sum_reverse / n;
-        p.chi2 = sum_chi2 / n;
+        p.chi2 = ratio_m1.mean * (2.0 + ratio_m1.mean) + ratio_m1.variance();
         p.tv = 0.5 * sum_tv / n;
         // sum rho = N (1 + mean e), sum rho^2 = N ((1 + mean e)^2 + var e)
         const double m1 = 1.0 + ratio_m1.mean;
@@ -270,7 +270,7 @@ struct panel_accumulator {
         w.f64(sum_rollout);
         put(w, delta);
         put(w, ratio_m1);
-        for (double v : {sum_abs_delta, sum_sq_delta, sum_k3, sum_reverse, sum_chi2, sum_tv, abs_max}) w.f64(v);
+        for (double v : {sum_abs_delta, sum_k3, sum_reverse, sum_tv, abs_max}) w.f64(v);
         w.u64(abs_max_at.sequence);
         w.u64(abs_max_at.position);
         put(w, seq_log);
@@ -301,7 +301,7 @@ struct panel_accumulator {
         a.sum_rollout = r.f64();
         get(r, a.delta);
         get(r, a.ratio_m1);
-        for (double* v : {&a.sum_abs_delta, &a.sum_sq_delta, &a.sum_k3, &a.sum_reverse, &a.sum_chi2, &a.sum_tv,
+        for (double* v : {&a.sum_abs_delta, &a.sum_k3, &a.sum_reverse, &a.sum_tv,
                           &a.abs_max})
             *v = r.f64();
         a.abs_max_at.sequence = r.u64();

@@ -9,11 +9,11 @@
 // 0/1) by plain loops the compiler vectorizes, then validated, masked and
 // reduced with double lanes. Per masked-in token the summed terms are
 //
-//   w, l_T, l_E, delta, |delta|, delta^2, (delta - K)^2,
-//   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, e (e + 2), |e|,
-//   [|delta| > thr_k]
+//   [masked in], l_T, l_E, delta, |delta|, (delta - K)^2,
+//   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, |e|, [|delta| > thr_k]
 //
-// plus min/max of delta and e, and the per-sequence sums. K is the first
+// (counts by popcount of the lane masks) plus min/max of delta, and the
+// per-sequence sums. K is the first
 // masked-in delta of the range (a shift that keeps the variance free of
 // cancellation), K_e = expm1(clamp(K)).
 #include <algorithm>
@@ -123,27 +123,25 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     const std::uint32_t nthr = NT >= 0 ? static_cast<std::uint32_t>(NT) : acc.num_thresholds;
     chunk_buffers buf;
 
-    const V zero = ops::splat(0.0), one = ops::splat(1.0), two = ops::splat(2.0);
+    const V zero = ops::splat(0.0), one = ops::splat(1.0);
     const V lo = ops::splat(-clamp_log_ratio), hi = ops::splat(clamp_log_ratio);
     const V pinf = ops::splat(std::numeric_limits<double>::infinity());
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
     V thr[panel_options::max_thresholds];
-    V above[panel_options::max_thresholds];
-    for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k) {
+    std::uint64_t above[panel_options::max_thresholds] = {};
+    for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k)
         thr[k] = ops::splat(k < nthr ? acc.thresholds[k] : 0.0);
-        above[k] = zero;
-    }
 
     const V tol = ops::splat(o.positive_tolerance);
     const bool omit = o.nonfinite == nonfinite_policy::omit;
-    V n_omit = zero;
+    std::uint64_t n_omit = 0;
     bool have_shift = false;
     double K = 0.0, Ke = 0.0;
     V vK = zero, vKe = zero;
 
-    V s_abs = zero, s_sq = zero, s_dk2 = zero, d_min = pinf, d_max = ninf;
+    V s_abs = zero, s_dk2 = zero, d_min = pinf, d_max = ninf;
     V s_e = zero, s_ek2 = zero;
-    V s_k3 = zero, s_rev = zero, s_chi2 = zero, s_tv = zero;
+    V s_k3 = zero, s_rev = zero, s_tv = zero;
     double tot_d = 0.0;
 
     double best = -1.0;
@@ -151,15 +149,15 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
 
     for (std::uint64_t s = s0; s < s1; ++s) {
         const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
-        V row_n = zero, row_d = zero, row_t = zero, row_r = zero, row_amax = zero, row_top = ninf;
+        std::uint64_t row_n = 0;
+        V row_d = zero, row_t = zero, row_r = zero, row_amax = zero, row_top = ninf;
         // One batch of L tokens: the per-token terms of the header comment.
         auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
             if (omit) {  // leave out NaN/Inf (x - x == 0 fails for them), count them
                 const auto finite = ((t0 - t0) == zero) & ((r0 - r0) == zero);
-                n_omit = n_omit + ops::select(on & !finite, one, zero);
+                n_omit += ops::count(on & !finite);
                 on = on & finite;
             }
-            const V w = ops::select(on, one, zero);
             const V t = ops::select(on, t0, zero);
             const V r = ops::select(on, r0, zero);
             // Validation without per-lane tests: a NaN/Inf makes the row
@@ -167,13 +165,12 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             row_top = ops::max(row_top, ops::max(t, r));
             const V d = t - r;  // 0 on masked-out lanes
             const V ad = ops::abs(d);
-            row_n = row_n + w;
+            row_n += ops::count(on);
             row_d = row_d + d;
             row_t = row_t + t;
             row_r = row_r + r;
             row_amax = ops::max(row_amax, ad);
             s_abs = s_abs + ad;
-            s_sq = ops::fma(d, d, s_sq);
             const V dk = ops::select(on, d - vK, zero);
             s_dk2 = ops::fma(dk, dk, s_dk2);
             d_min = ops::min(d_min, ops::select(on, d, pinf));
@@ -185,9 +182,8 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             s_ek2 = ops::fma(ek, ek, s_ek2);
             s_k3 = s_k3 + (em - dc);
             s_rev = ops::fma(em + one, dc, s_rev);
-            s_chi2 = ops::fma(em, em + two, s_chi2);
             s_tv = s_tv + ops::abs(em);
-            for (std::uint32_t k = 0; k < nthr; ++k) above[k] = above[k] + ops::select(ad > thr[k], one, zero);
+            for (std::uint32_t k = 0; k < nthr; ++k) above[k] += ops::count(ad > thr[k]);
         };
         if (!have_shift) {
             // No token has contributed yet, so the shift can still be chosen.
@@ -244,9 +240,9 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
             throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o);
-        const double rn = ops::sum(row_n);
-        if (rn == 0.0) continue;
-        acc.tokens += static_cast<std::uint64_t>(rn);
+        if (row_n == 0) continue;
+        const double rn = static_cast<double>(row_n);
+        acc.tokens += row_n;
         const double sd = ops::sum(row_d);
         tot_d += sd;
         acc.sum_train += st;
@@ -263,7 +259,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     }
 
     // Reduce the lanes into the accumulator of this range.
-    acc.nonfinite_tokens = static_cast<std::uint64_t>(ops::sum(n_omit));
+    acc.nonfinite_tokens = n_omit;
     const std::uint64_t N = acc.tokens;
     if (N == 0) return acc;
     const double n = static_cast<double>(N);
@@ -282,12 +278,10 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     acc.ratio_m1.min = std::expm1(clamp_delta(acc.delta.min));
     acc.ratio_m1.max = std::expm1(clamp_delta(acc.delta.max));
     acc.sum_abs_delta = ops::sum(s_abs);
-    acc.sum_sq_delta = ops::sum(s_sq);
     acc.sum_k3 = ops::sum(s_k3);
     acc.sum_reverse = ops::sum(s_rev);
-    acc.sum_chi2 = ops::sum(s_chi2);
     acc.sum_tv = ops::sum(s_tv);
-    for (std::uint32_t k = 0; k < nthr; ++k) acc.above[k] = static_cast<std::uint64_t>(ops::sum(above[k]));
+    for (std::uint32_t k = 0; k < nthr; ++k) acc.above[k] = above[k];
 
     // Locate the first token of the winning sequence that attains max |delta|
     // (same conversion and subtraction as the kernel, so equality is exact).

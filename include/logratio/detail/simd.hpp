@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -35,6 +36,7 @@ struct simd_ops<double> {
     static double hmin(double x) noexcept { return x; }
     static double hmax(double x) noexcept { return x; }
     static bool none(bool m) noexcept { return !m; }
+    static std::uint64_t count(bool m) noexcept { return m ? 1u : 0u; }
 };
 
 /// SIMD path: an xsimd batch of doubles for architecture A.
@@ -55,6 +57,28 @@ struct simd_ops<xsimd::batch<double, A>> {
     static value expm1(const value& x) noexcept { return expm1_clamped(x); }
     /// all lanes of a mask false?
     static bool none(const mask& m) noexcept { return !xsimd::any(m); }
+    /// number of true lanes (a scalar popcount: keeps counting off the vector ports)
+    static std::uint64_t count(const mask& m) noexcept {
+        using reg = typename mask::register_type;
+        const reg r = m;
+#if defined(__x86_64__) || defined(__i386__)
+        if constexpr (std::is_base_of<xsimd::avx512f, A>::value) {
+            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(r)));
+        } else if constexpr (std::is_base_of<xsimd::avx, A>::value) {
+            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(r))));
+        } else if constexpr (std::is_base_of<xsimd::sse2, A>::value) {
+            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_pd(r))));
+        } else
+#endif
+        {
+            (void)r;
+            alignas(64) bool b[size];
+            m.store_aligned(b);
+            std::uint64_t c = 0;
+            for (std::size_t i = 0; i < size; ++i) c += b[i] ? 1u : 0u;
+            return c;
+        }
+    }
 
     /// expm1(x) for |x| <= 20 (the kernels' clamp range), no division:
     /// x = k ln2 + r with |r| <= ln2/2, expm1(r) by its Taylor series to

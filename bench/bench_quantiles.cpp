@@ -1,0 +1,123 @@
+// Google Benchmark: exact multi-quantile selection (7 quantiles of 2^25
+// masked float32 delta values) against nth_element once per quantile, and
+// the KLL sketch: batched vs single updates, merge of 64 sketches.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <logratio/logratio.hpp>
+
+namespace {
+
+struct data {
+    std::vector<float> train, rollout;
+    std::vector<std::uint8_t> mask;
+    std::vector<double> deltas;  // masked-in delta, for the nth_element baseline
+};
+
+const data& get() {
+    static data d = [] {
+        const std::size_t n = std::size_t(1) << 25;
+        data x;
+        x.train.resize(n);
+        x.rollout.resize(n);
+        x.mask.resize(n);
+        std::mt19937_64 g(n);
+        std::exponential_distribution<float> lp(2.0f);
+        std::student_t_distribution<float> nd(3.0f);
+        std::bernoulli_distribution keep(0.8);
+        for (std::size_t i = 0; i < n; ++i) {
+            x.rollout[i] = -std::min(lp(g), 12.0f);
+            x.train[i] = std::min(x.rollout[i] + 0.01f * nd(g), 0.0f);
+            x.mask[i] = keep(g);
+            if (x.mask[i]) x.deltas.push_back(double(x.train[i]) - double(x.rollout[i]));
+        }
+        return x;
+    }();
+    return d;
+}
+
+const std::vector<double> probs{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999};
+
+void exact_quantiles(benchmark::State& st) {
+    const auto& d = get();
+    auto v = logratio::padded(d.train, d.rollout, d.mask, d.train.size() / 1024, 1024);
+    logratio::quantile_workspace ws;
+    for (auto _ : st) {
+        auto q = logratio::quantiles(v, logratio::quantile_of::delta, probs, {}, ws);
+        benchmark::DoNotOptimize(q);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.deltas.size()));
+}
+BENCHMARK(exact_quantiles)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Baseline: copy the values, nth_element once per quantile (linear method).
+void nth_element_per_quantile(benchmark::State& st) {
+    const auto& d = get();
+    std::vector<double> work;
+    for (auto _ : st) {
+        work = d.deltas;
+        std::vector<double> q;
+        for (double p : probs) {
+            const double h = (work.size() - 1) * p;
+            const std::size_t lo = static_cast<std::size_t>(h);
+            std::nth_element(work.begin(), work.begin() + lo, work.end());
+            const double a = work[lo];
+            const double b = lo + 1 < work.size() ? *std::min_element(work.begin() + lo + 1, work.end()) : a;
+            q.push_back(a + (b - a) * (h - lo));
+        }
+        benchmark::DoNotOptimize(q);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.deltas.size()));
+}
+BENCHMARK(nth_element_per_quantile)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+std::vector<float> values_f() {
+    const auto& d = get();
+    return std::vector<float>(d.deltas.begin(), d.deltas.end());
+}
+
+void kll_batched_update(benchmark::State& st) {
+    static const auto x = values_f();
+    for (auto _ : st) {
+        logratio::kll_sketch<float> s(200);
+        s.update(x.data(), x.size());
+        benchmark::DoNotOptimize(s);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * x.size()));
+}
+BENCHMARK(kll_batched_update)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void kll_single_updates(benchmark::State& st) {
+    static const auto x = values_f();
+    for (auto _ : st) {
+        logratio::kll_sketch<float> s(200);
+        for (float v : x) s.update(v);
+        benchmark::DoNotOptimize(s);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * x.size()));
+}
+BENCHMARK(kll_single_updates)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void kll_merge_64(benchmark::State& st) {
+    static const auto x = values_f();
+    std::vector<logratio::kll_sketch<float>> parts;
+    const std::size_t per = x.size() / 64;
+    for (std::size_t p = 0; p < 64; ++p) {
+        parts.emplace_back(200, p + 1);
+        parts.back().update(x.data() + p * per, per);
+    }
+    for (auto _ : st) {
+        logratio::kll_sketch<float> s(200);
+        for (const auto& p : parts) s.merge(p);
+        benchmark::DoNotOptimize(s);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * 64));  // sketches merged
+}
+BENCHMARK(kll_merge_64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
