@@ -48,7 +48,8 @@ for level in levels:
         print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")
 
 q = medians(f"{out}/quantiles.json")
-print("\nExact quantiles and the KLL sketch (2^25 float32 tokens, 80% mask: the values are the masked-in deltas).\n")
+print(f"\nExact quantiles and the KLL sketch ({levels[-1]} build; 2^25 float32 tokens, 80% mask: the values are "
+      "the masked-in deltas).\n")
 print(f"numpy `np.quantile` of the masked delta (7 quantiles, gather included): "
       f"{numpy['quantiles7_values_per_s'] / 1e6:.1f} M values/s.\n")
 print("| benchmark | M values/s | x numpy np.quantile |")

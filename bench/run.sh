@@ -16,7 +16,8 @@ for level in "${levels[@]}"; do
   build/bench/bench/bench_panel_"$level" --benchmark_format=json --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/panel_$level.json"
 done
-build/bench/bench/bench_quantiles --benchmark_format=json --benchmark_repetitions=3 \
+best="${levels[${#levels[@]}-1]}"
+build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true > "$out/quantiles.json"
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_panel.py" 25 > numpy.json)
 /usr/bin/python3 bench/report.py "$out" "${levels[@]}" > bench/RESULTS.md

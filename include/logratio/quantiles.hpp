@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -17,6 +18,8 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "detail/panel_kernel.hpp"
+#include "detail/simd.hpp"
+#include "detail/widen.hpp"
 #include "panel_accumulator.hpp"
 #include "view.hpp"
 
@@ -333,9 +336,6 @@ std::uint64_t gather_quantity(const paired_view<T, M>& v, quantile_of what, cons
     ws.histogram.assign(detail::radix_buckets, 0);
     std::uint64_t* hist = ws.histogram.data();
     std::uint64_t omitted = 0;
-    panel_options po;
-    po.nonfinite = o.nonfinite;
-    po.positive_tolerance = o.positive_tolerance;
     for (std::uint64_t s = 0; s < v.num_sequences(); ++s) {
         const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
         for (std::uint64_t i = b; i < e; ++i) {
@@ -349,7 +349,7 @@ std::uint64_t gather_quantity(const paired_view<T, M>& v, quantile_of what, cons
                     ++omitted;
                     continue;
                 }
-                detail::throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), po);
+                detail::throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
             }
             double x = a - r;
             if (what == quantile_of::abs_delta) x = std::fabs(x);
@@ -363,11 +363,238 @@ std::uint64_t gather_quantity(const paired_view<T, M>& v, quantile_of what, cons
     return omitted;
 }
 
+namespace detail {
+
+/// Sample-bracket selection (Floyd-Rivest style) for large views: a
+/// systematic sample of ~2^16 values gives, for every requested rank, a
+/// narrow bracket of values that holds it with overwhelming probability;
+/// one SIMD pass over the view counts the values at or above each bracket
+/// boundary and keeps only the values inside brackets; nth_element then
+/// runs on those. Selection is on delta or |delta| (rho = exp(clamp(delta))
+/// is monotone in delta, so its order statistics are mapped afterwards).
+/// Returns false (caller falls back to radix select) when a rank is not
+/// inside its bracket; the result is then never approximate.
+template <class V, class T, class M>
+bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector<double>& probs,
+                    const quantile_options& o, quantile_workspace& ws, std::vector<double>& stats,
+                    std::vector<quantile_position>& pos, std::uint64_t& count) {
+    using ops = simd_ops<V>;
+    using mask_t = typename ops::mask;
+    constexpr std::size_t L = ops::size;
+    const std::uint64_t size = v.size();
+    // Worth it only with wide lanes and direct loads (AVX2, AVX-512) and large views.
+    if (!is_simd_batch<V>::template direct<T, M> || size < (std::uint64_t(1) << 20)) return false;
+    auto value_of = [absolute](double a, double r) { return absolute ? std::fabs(a - r) : a - r; };
+    // 1. systematic sample
+    const std::uint64_t stride = size >> 16;
+    std::vector<double> sample;
+    std::uint64_t visited = 0;
+    for (std::uint64_t i = stride / 2; i < size; i += stride) {
+        ++visited;
+        if (!v.counts(i)) continue;
+        const double a = to_double(v.train()[i]), r = to_double(v.rollout()[i]);
+        if (std::isfinite(a) && std::isfinite(r)) sample.push_back(value_of(a, r));
+    }
+    if (sample.size() < 1024) return false;
+    std::sort(sample.begin(), sample.end());
+    const double m = static_cast<double>(sample.size());
+    const double n_est = m / static_cast<double>(visited) * static_cast<double>(size);
+    // 2. brackets around every rank the methods need
+    std::vector<std::pair<double, double>> br;
+    for (double p : probs) {
+        for (double q : {std::max(0.0, p - 1.0 / n_est), p, std::min(1.0, p + 1.0 / n_est)}) {
+            const double idx = q * (m - 1);
+            const double w = 3.5 * std::sqrt(m * q * (1 - q)) + 4.0;  // misses: ~5e-4 per edge
+            const double lo_i = std::floor(idx - w), hi_i = std::ceil(idx + w);
+            const double lo = lo_i < 0 ? -std::numeric_limits<double>::infinity() : sample[static_cast<std::size_t>(lo_i)];
+            const double hi = hi_i > m - 1 ? std::numeric_limits<double>::infinity() : sample[static_cast<std::size_t>(hi_i)];
+            br.emplace_back(lo, hi);
+        }
+    }
+    std::sort(br.begin(), br.end());
+    std::vector<std::pair<double, double>> merged;
+    for (const auto& b : br) {
+        if (!merged.empty() && b.first <= merged.back().second) merged.back().second = std::max(merged.back().second, b.second);
+        else merged.push_back(b);
+    }
+    const std::size_t B = merged.size();
+    if (B > 16) return false;
+    // boundaries: x >= lo_j enters bracket j, x >= next(hi_j) leaves it
+    std::vector<double> bound;
+    for (const auto& b : merged) {
+        bound.push_back(b.first);
+        bound.push_back(std::nextafter(b.second, std::numeric_limits<double>::infinity()));
+    }
+    const std::size_t NB = bound.size();
+    std::vector<V> vb(NB);
+    for (std::size_t j = 0; j < NB; ++j) vb[j] = ops::splat(bound[j]);
+    std::vector<std::uint64_t> ge(NB, 0);
+    std::vector<std::vector<double>> cand(B);
+    std::vector<double>& combined = ws.candidates;
+    combined.resize(std::size_t(1) << 16);
+    std::size_t used = 0;
+    // 3. one pass over the view
+    const bool omit = o.nonfinite == nonfinite_policy::omit;
+    const V zero = ops::splat(0.0), one = ops::splat(1.0);
+    const V tol = ops::splat(o.positive_tolerance);
+    const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
+    chunk_buffers buf;
+    std::uint64_t total = 0;
+    for (std::uint64_t s = 0; s < v.num_sequences(); ++s) {
+        const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+        V row_t = zero, row_r = zero, row_top = ninf;
+        auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
+            if (omit) on = on & ((t0 - t0) == zero) & ((r0 - r0) == zero);
+            const V t = ops::select(on, t0, zero);
+            const V r = ops::select(on, r0, zero);
+            row_top = ops::max(row_top, ops::max(t, r));
+            row_t = row_t + t;
+            row_r = row_r + r;
+            V x = t - r;
+            if (absolute) x = ops::abs(x);
+            mask_t inside = zero != zero;
+            total += ops::count(on);
+            for (std::size_t j = 0; j < NB; j += 2) {
+                // only the lower boundaries are counted: the count at or above
+                // an upper one is that of the lower one minus the bracket's values
+                const mask_t a = on & (x >= vb[j]);
+                ge[j] += ops::count(a);
+                inside = inside | (a & (x < vb[j + 1]));
+            }
+            if (!ops::none(inside)) {
+                // in-bracket values go to one combined buffer, split by bracket afterwards
+                if (combined.size() < used + L) combined.resize(2 * (used + L));
+#if LOGRATIO_X86
+                if constexpr (is_simd_batch<V>::template avx512<0>) {
+                    using reg = typename mask_t::register_type;
+                    _mm512_mask_compressstoreu_pd(combined.data() + used, static_cast<reg>(inside), x);
+                    used += ops::count(inside);
+                    return;
+                }
+#endif
+                alignas(64) double xs[L];
+                alignas(64) double in[L];
+                if constexpr (L == 1) {
+                    xs[0] = x;
+                    in[0] = inside ? 1.0 : 0.0;
+                } else {
+                    x.store_aligned(xs);
+                    ops::select(inside, one, zero).store_aligned(in);
+                }
+                for (std::size_t l = 0; l < L; ++l)
+                    if (in[l] != 0.0) combined[used++] = xs[l];
+            }
+        };
+        std::uint64_t i = b;
+#if LOGRATIO_X86
+        if constexpr (is_simd_batch<V>::template direct<T, M>) {
+            using A = typename V::arch_type;
+            const T* tp = v.train();
+            const T* rp = v.rollout();
+            const M* mp = v.mask();
+            const mask_t all = one != zero;
+            for (; i + L <= e; i += L) {
+                if (i % 64 == 0) {
+                    __builtin_prefetch(tp + i + 2048);
+                    __builtin_prefetch(rp + i + 2048);
+                    if (mp) __builtin_prefetch(mp + i + 2048);
+                }
+                step(widen<A>(tp + i), widen<A>(rp + i), mp ? widen_mask<A>(mp + i) : all);
+            }
+        }
+#endif
+        for (; i < e; i += chunk_tokens) {
+            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
+            const std::size_t np = (n + L - 1) / L * L;
+            load_chunk(v, i, n, np, buf);
+            for (std::size_t j = 0; j < np; j += L)
+                step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
+        }
+        const double st = ops::sum(row_t), sr = ops::sum(row_r);
+        if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
+            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
+    }
+    count = total;
+    if (total == 0) return true;
+    for (std::size_t q = 0; q < used; ++q) {
+        const double x = combined[q];
+        std::size_t j = 0;
+        while (!(x >= bound[2 * j] && x < bound[2 * j + 1])) ++j;
+        cand[j].push_back(x);
+    }
+    for (std::size_t j = 0; j < B; ++j) ge[2 * j + 1] = ge[2 * j] - cand[j].size();
+    // 4. every needed rank must fall inside a bracket
+    pos.resize(probs.size());
+    std::vector<std::uint64_t> ranks;
+    for (std::size_t i = 0; i < probs.size(); ++i) {
+        pos[i] = locate_quantile(total, probs[i], o.method);
+        ranks.push_back(pos[i].lo);
+        ranks.push_back(pos[i].hi);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    std::vector<std::vector<std::uint64_t>> local(B);
+    for (std::uint64_t r : ranks) {
+        bool found = false;
+        for (std::size_t j = 0; j < B && !found; ++j) {
+            const std::uint64_t below = total - ge[2 * j];
+            if (cand[j].size() != ge[2 * j] - ge[2 * j + 1]) return false;  // cannot happen; be safe
+            if (r >= below && r < below + cand[j].size()) {
+                local[j].push_back(r - below);
+                found = true;
+            }
+        }
+        if (!found) return false;
+    }
+    stats.clear();
+    for (std::size_t j = 0; j < B; ++j) {
+        if (local[j].empty()) continue;
+        multi_select(cand[j].data(), 0, cand[j].size(), local[j].data(), 0, local[j].size());
+    }
+    for (std::uint64_t r : ranks) {
+        for (std::size_t j = 0; j < B; ++j) {
+            const std::uint64_t below = total - ge[2 * j];
+            if (r >= below && r < below + cand[j].size()) {
+                stats.push_back(cand[j][r - below]);
+                break;
+            }
+        }
+    }
+    // stats[i] is the value of ranks[i]; expose ranks through pos (lo/hi stay ranks)
+    ws.histogram.assign(ranks.begin(), ranks.end());
+    return true;
+}
+
+}  // namespace detail
+
 /// Exact quantiles (numpy semantics) of delta, |delta| or rho over the
-/// masked-in tokens of a view. Empty selection: an empty result.
+/// masked-in tokens of a view. Empty selection: an empty result. Large
+/// views use one SIMD pass with sample brackets; anything the brackets miss
+/// falls back to radix select, so the result is always exact.
 template <class T, class M>
 std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
                               const quantile_options& o, quantile_workspace& ws) {
+    for (std::size_t i = 0; i < probs.size(); ++i)
+        if (!(probs[i] >= 0.0 && probs[i] <= 1.0))
+            throw shape_error(detail::concat("quantiles: probability ", probs[i], " at index ", i, " is outside [0, 1]"));
+    std::vector<double> stats;
+    std::vector<detail::quantile_position> pos;
+    std::uint64_t count = 0;
+    if (detail::bracket_select<xsimd::batch<double, xsimd::default_arch>>(v, what == quantile_of::abs_delta, probs, o,
+                                                                         ws, stats, pos, count)) {
+        if (count == 0) return {};
+        const std::vector<std::uint64_t> ranks(ws.histogram.begin(), ws.histogram.end());
+        auto value_at = [&](std::uint64_t rank) {
+            double x = stats[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
+            return what == quantile_of::ratio ? std::exp(detail::clamp_delta(x)) : x;
+        };
+        std::vector<double> out(probs.size());
+        for (std::size_t i = 0; i < probs.size(); ++i) {
+            const auto& p = pos[i];
+            out[i] = p.interpolate ? detail::numpy_lerp(value_at(p.lo), value_at(p.hi), p.gamma) : value_at(p.lo);
+        }
+        return out;
+    }
     gather_quantity(v, what, o, ws);
     if (ws.values.empty()) return {};
     return detail::quantiles_from(ws.values.data(), ws.values.size(), probs, o.method, ws, true);
@@ -400,17 +627,11 @@ void add_panel_quantiles(panel& p, const paired_view<T, M>& v, quantile_workspac
     p.abs_delta_quantiles.clear();
     quantile_options o;
     o.nonfinite = nonfinite;
-    gather_quantity(v, quantile_of::delta, o, ws);
-    if (ws.values.empty()) return;
     const auto& dp = default_delta_probs();
     const auto& ap = default_abs_delta_probs();
-    const auto qd = detail::quantiles_from(ws.values.data(), ws.values.size(), dp, o.method, ws, true);
-    ws.histogram.assign(detail::radix_buckets, 0);
-    for (double& x : ws.values) {
-        x = std::fabs(x);
-        ++ws.histogram[detail::bucket_of(x)];
-    }
-    const auto qa = detail::quantiles_from(ws.values.data(), ws.values.size(), ap, o.method, ws, true);
+    const auto qd = quantiles(v, quantile_of::delta, dp, o, ws);
+    if (qd.empty()) return;
+    const auto qa = quantiles(v, quantile_of::abs_delta, ap, o, ws);
     for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(dp[i], qd[i]);
     for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(ap[i], qa[i]);
 }

@@ -46,11 +46,15 @@ template <class V>
 struct is_simd_batch {
     template <class T, class M>
     static constexpr bool direct = false;
+    template <int Dummy>
+    static constexpr bool avx512 = false;
 };
 template <class A>
 struct is_simd_batch<xsimd::batch<double, A>> {
     template <class T, class M>
     static constexpr bool direct = direct_load<A, T, M>;
+    template <int Dummy>
+    static constexpr bool avx512 = is_avx512<A>;
 };
 
 struct alignas(64) chunk_buffers {
@@ -60,10 +64,10 @@ struct alignas(64) chunk_buffers {
 };
 
 /// Throws value_error for the first invalid masked-in token of [i0, i0+n) in
-/// sequence s. Called only after load_chunk flagged the chunk.
+/// sequence s. Called only once the kernel has seen an invalid value there.
 template <class T, class M>
 [[noreturn]] void throw_bad_token(const paired_view<T, M>& v, std::uint64_t s, std::uint64_t i0, std::size_t n,
-                                  const panel_options& o) {
+                                  nonfinite_policy nonfinite, double positive_tolerance) {
     const std::uint64_t base = v.sequence_begin(s);
     const bool padded = v.kind() == layout::padded;
     const char* seq_word = padded ? "row" : "sequence";
@@ -74,11 +78,11 @@ template <class T, class M>
         const double vals[2] = {to_double(v.train()[i]), to_double(v.rollout()[i])};
         const char* names[2] = {"train_logprobs", "rollout_logprobs"};
         const bool finite = std::isfinite(vals[0]) && std::isfinite(vals[1]);
-        if (!finite && o.nonfinite == nonfinite_policy::omit) continue;  // left out, not an error
+        if (!finite && nonfinite == nonfinite_policy::omit) continue;  // left out, not an error
         for (int a = 0; a < 2; ++a) {
             const double x = vals[a];
-            if (std::isfinite(x) && x <= o.positive_tolerance) continue;
-            const std::string what = std::isfinite(x) ? concat("positive log-prob ", x, " (> ", o.positive_tolerance, ")")
+            if (std::isfinite(x) && x <= positive_tolerance) continue;
+            const std::string what = std::isfinite(x) ? concat("positive log-prob ", x, " (> ", positive_tolerance, ")")
                                                       : concat("non-finite log-prob ", x);
             throw value_error(concat(names[a], ": ", what, " at ", seq_word, " ", s, ", ", pos_word, " ", i - base,
                                      " (flat index ", i, ")"),
@@ -239,7 +243,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
         }
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
-            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o);
+            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
         if (row_n == 0) continue;
         const double rn = static_cast<double>(row_n);
         acc.tokens += row_n;
