@@ -404,7 +404,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
     for (double p : probs) {
         for (double q : {std::max(0.0, p - 1.0 / n_est), p, std::min(1.0, p + 1.0 / n_est)}) {
             const double idx = q * (m - 1);
-            const double w = 3.5 * std::sqrt(m * q * (1 - q)) + 4.0;  // misses: ~5e-4 per edge
+            const double w = 3.0 * std::sqrt(m * q * (1 - q)) + 4.0;  // a miss (~1e-3 per edge) falls back
             const double lo_i = std::floor(idx - w), hi_i = std::ceil(idx + w);
             const double lo = lo_i < 0 ? -std::numeric_limits<double>::infinity() : sample[static_cast<std::size_t>(lo_i)];
             const double hi = hi_i > m - 1 ? std::numeric_limits<double>::infinity() : sample[static_cast<std::size_t>(hi_i)];
