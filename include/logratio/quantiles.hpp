@@ -386,7 +386,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
     if (!is_simd_batch<V>::template direct<T, M> || size < (std::uint64_t(1) << 20)) return false;
     auto value_of = [absolute](double a, double r) { return absolute ? std::fabs(a - r) : a - r; };
     // 1. systematic sample
-    const std::uint64_t stride = size >> 16;
+    const std::uint64_t stride = size >> 17;
     std::vector<double> sample;
     std::uint64_t visited = 0;
     for (std::uint64_t i = stride / 2; i < size; i += stride) {

@@ -67,7 +67,9 @@ struct simd_ops<xsimd::batch<double, A>> {
         } else if constexpr (std::is_base_of<xsimd::avx, A>::value) {
             return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(r))));
         } else if constexpr (std::is_base_of<xsimd::sse2, A>::value) {
-            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_pd(r))));
+            // two lanes: no popcnt instruction needed (the SSE2 baseline may lack it)
+            static constexpr std::uint8_t bits[4] = {0, 1, 1, 2};
+            return bits[_mm_movemask_pd(r) & 3];
         } else
 #endif
         {
