@@ -485,31 +485,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
                     if (in[l] != 0.0) combined[used++] = xs[l];
             }
         };
-        std::uint64_t i = b;
-#if LOGRATIO_X86
-        if constexpr (is_simd_batch<V>::template direct<T, M>) {
-            using A = typename V::arch_type;
-            const T* tp = v.train();
-            const T* rp = v.rollout();
-            const M* mp = v.mask();
-            const mask_t all = one != zero;
-            for (; i + L <= e; i += L) {
-                if (i % 64 == 0) {
-                    __builtin_prefetch(tp + i + 2048);
-                    __builtin_prefetch(rp + i + 2048);
-                    if (mp) __builtin_prefetch(mp + i + 2048);
-                }
-                step(widen<A>(tp + i), widen<A>(rp + i), mp ? widen_mask<A>(mp + i) : all);
-            }
-        }
-#endif
-        for (; i < e; i += chunk_tokens) {
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
-            const std::size_t np = (n + L - 1) / L * L;
-            load_chunk(v, i, n, np, buf);
-            for (std::size_t j = 0; j < np; j += L)
-                step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
-        }
+        for_each_batch<V>(v, b, e, buf, step);
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
             throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);

@@ -112,6 +112,54 @@ void load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std
     for (std::size_t k = n; k < padded; ++k) buf.t[k] = buf.r[k] = buf.w[k] = 0.0;
 }
 
+/// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
+/// lanes at a time: straight from memory with widening loads (and software
+/// prefetch a few KiB ahead: the consumers are compute-heavy, so the hardware
+/// prefetcher alone leaves memory idle) where the arch and types allow,
+/// staged through `buf` otherwise and for the tail (masked-out padding).
+template <class V, class T, class M, class F>
+LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
+                                                  chunk_buffers& buf, F&& step) {
+    using ops = simd_ops<V>;
+    constexpr std::size_t L = ops::size;
+    const V zero = ops::splat(0.0);
+    std::uint64_t i = b;
+#if LOGRATIO_X86
+    if constexpr (is_simd_batch<V>::template direct<T, M>) {
+        using A = typename V::arch_type;
+        const T* tp = v.train();
+        const T* rp = v.rollout();
+        const M* mp = v.mask();
+        constexpr std::uint64_t ahead = 2048;
+        if (mp) {
+            for (; i + L <= e; i += L) {
+                if (i % 64 == 0) {
+                    __builtin_prefetch(tp + i + ahead);
+                    __builtin_prefetch(rp + i + ahead);
+                    __builtin_prefetch(mp + i + ahead);
+                }
+                step(widen<A>(tp + i), widen<A>(rp + i), widen_mask<A>(mp + i));
+            }
+        } else {
+            const auto all = ops::splat(1.0) != zero;
+            for (; i + L <= e; i += L) {
+                if (i % 64 == 0) {
+                    __builtin_prefetch(tp + i + ahead);
+                    __builtin_prefetch(rp + i + ahead);
+                }
+                step(widen<A>(tp + i), widen<A>(rp + i), all);
+            }
+        }
+    }
+#endif
+    for (; i < e; i += chunk_tokens) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
+        const std::size_t np = (n + L - 1) / L * L;
+        load_chunk(v, i, n, np, buf);
+        for (std::size_t j = 0; j < np; j += L) step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
+    }
+}
+
 /// The panel over sequences [s0, s1) of v, with lanes V. NT is the number
 /// of |delta| thresholds when known at compile time (the default 4: the
 /// counters stay in registers), -1 for any number.
@@ -203,44 +251,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
                 }
             }
         }
-        std::uint64_t i = b;
-#if LOGRATIO_X86
-        if constexpr (is_simd_batch<V>::template direct<T, M>) {
-            using A = typename V::arch_type;
-            const T* tp = v.train();
-            const T* rp = v.rollout();
-            const M* mp = v.mask();
-            const mask_t all = one != zero;
-            // Software prefetch a few KiB ahead: the loop is compute-heavy,
-            // so the hardware prefetcher alone leaves memory idle.
-            constexpr std::uint64_t ahead = 2048;
-            if (mp) {
-                for (; i + L <= e; i += L) {
-                    if (i % 64 == 0) {
-                        __builtin_prefetch(tp + i + ahead);
-                        __builtin_prefetch(rp + i + ahead);
-                        __builtin_prefetch(mp + i + ahead);
-                    }
-                    step(widen<A>(tp + i), widen<A>(rp + i), widen_mask<A>(mp + i));
-                }
-            } else {
-                for (; i + L <= e; i += L) {
-                    if (i % 64 == 0) {
-                        __builtin_prefetch(tp + i + ahead);
-                        __builtin_prefetch(rp + i + ahead);
-                    }
-                    step(widen<A>(tp + i), widen<A>(rp + i), all);
-                }
-            }
-        }
-#endif
-        for (; i < e; i += chunk_tokens) {  // staged: other types, and the tail
-            const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
-            const std::size_t np = (n + L - 1) / L * L;
-            load_chunk(v, i, n, np, buf);
-            for (std::size_t j = 0; j < np; j += L)
-                step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
-        }
+        for_each_batch<V>(v, b, e, buf, step);
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
             throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
