@@ -226,10 +226,7 @@ public:
 
     static kll_sketch deserialize(const void* data, std::size_t size) {
         detail::byte_reader r(data, size, "kll_sketch");
-        r.expect_magic("LRKL", 4);
-        const std::uint16_t version = r.u16();
-        if (version != format_version)
-            r.fail(detail::concat("unsupported format version ", version, " (this build reads ", format_version, ")"));
+        r.expect_header("LRKL", format_version);
         const std::uint8_t vb = r.u8();
         if (vb != sizeof(T)) r.fail(detail::concat("holds ", int(vb), "-byte values, this sketch type ", sizeof(T)));
         const std::uint16_t k = r.u16();

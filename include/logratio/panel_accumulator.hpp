@@ -286,10 +286,7 @@ struct panel_accumulator {
 
     static panel_accumulator deserialize(const void* data, std::size_t size) {
         detail::byte_reader r(data, size, "panel_accumulator");
-        r.expect_magic("LRPA", 4);
-        const std::uint16_t version = r.u16();
-        if (version != format_version)
-            r.fail(detail::concat("unsupported format version ", version, " (this build reads ", format_version, ")"));
+        r.expect_header("LRPA", format_version);
         panel_accumulator a;
         const std::uint16_t nt = r.u16();
         if (nt > panel_options::max_thresholds)

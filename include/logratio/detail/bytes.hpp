@@ -54,6 +54,12 @@ public:
             throw format_error(concat(what_, ": bad magic bytes at offset ", pos_, " (not a ", what_, ")"));
         pos_ += n;
     }
+    /// The preamble of every serialized state: 4 magic bytes, u16 version.
+    void expect_header(const char* magic, std::uint16_t version) {
+        expect_magic(magic, 4);
+        const std::uint16_t v = u16();
+        if (v != version) fail(concat("unsupported format version ", v, " (this build reads ", version, ")"));
+    }
     std::size_t position() const noexcept { return pos_; }
     std::size_t remaining() const noexcept { return n_ - pos_; }
     void expect_end() const {
