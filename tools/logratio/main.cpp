@@ -162,8 +162,7 @@ int run_quantiles(const quantile_args& a) {
     if (a.json) {
         nlohmann::ordered_json j;
         j["of"] = a.of;
-        j["method"] = a.sketch ? "kll" : a.method;
-        j["count"] = count;
+        j["method"] = a.method;
         nlohmann::ordered_json q = nlohmann::ordered_json::object();
         for (std::size_t i = 0; i < a.q.size(); ++i)
             q[logratio::format_g(a.q[i])] = values.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(values[i]);
@@ -213,7 +212,7 @@ int main(int argc, char** argv) {
     quant->add_option("--sketch", qa.sketch, "use a KLL sketch with this k instead, and print rank_error_bound");
     quant->add_option("--nonfinite", qa.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
         ->check(CLI::IsMember({"raise", "omit"}));
-    quant->add_flag("--json", qa.json, "one JSON object {of, method, count, quantiles{p: value}}");
+    quant->add_flag("--json", qa.json, "one JSON object {of, method, quantiles{p: value}} (+ k, rank_error_bound)");
 
     auto* info = app.add_subcommand("info", "print the version and the SIMD architecture of this binary");
 
