@@ -3,11 +3,12 @@
 // instantiated for V = xsimd::batch<double, Arch> (the SIMD path) and for
 // V = double (the scalar reference path the SIMD path is tested against).
 //
-// Memory is read once: each sequence is walked in chunks of chunk_tokens
-// tokens; a chunk is converted from its storage type (f32/f64/bf16/f16, any
-// mask type) into three L1-resident double arrays (train, rollout, mask as
-// 0/1) by plain loops the compiler vectorizes, then validated, masked and
-// reduced with double lanes. Per masked-in token the summed terms are
+// Memory is read once: each sequence is walked one batch of lanes at a time
+// (for_each_batch). On AVX2/AVX-512, f32/f64/bf16/f16 values and byte or
+// float masks are widened straight from memory; other types, and each
+// sequence's tail, are staged through L1-resident double arrays. Batches are
+// then validated, masked and reduced with double lanes. Per masked-in token
+// the summed terms are
 //
 //   [masked in], l_T, l_E, delta, |delta|, (delta - K)^2,
 //   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, |e|, [|delta| > thr_k]
