@@ -254,34 +254,58 @@ inline void select_ranks(const double* data, std::uint64_t n, const std::vector<
     }
 }
 
+inline void check_probs(const std::vector<double>& probs) {
+    for (std::size_t i = 0; i < probs.size(); ++i)
+        if (!(probs[i] >= 0.0 && probs[i] <= 1.0))
+            throw shape_error(concat("quantiles: probability ", probs[i], " at index ", i, " is outside [0, 1]"));
+}
+
+/// What a set of quantiles of n values needs: each one's position, and the
+/// sorted, unique order statistics (ranks) those positions read.
+struct quantile_plan {
+    std::vector<quantile_position> pos;
+    std::vector<std::uint64_t> ranks;
+};
+
+inline quantile_plan plan_quantiles(std::uint64_t n, const std::vector<double>& probs, quantile_method method) {
+    quantile_plan plan;
+    plan.pos.resize(probs.size());
+    plan.ranks.reserve(2 * probs.size());
+    for (std::size_t i = 0; i < probs.size(); ++i) {
+        plan.pos[i] = locate_quantile(n, probs[i], method);
+        plan.ranks.push_back(plan.pos[i].lo);
+        plan.ranks.push_back(plan.pos[i].hi);
+    }
+    std::sort(plan.ranks.begin(), plan.ranks.end());
+    plan.ranks.erase(std::unique(plan.ranks.begin(), plan.ranks.end()), plan.ranks.end());
+    return plan;
+}
+
+/// The quantiles from the selected order statistics (stats[i] is the value
+/// of plan.ranks[i]), each mapped by `map` (monotone) before numpy's lerp.
+template <class F>
+std::vector<double> finish_quantiles(const quantile_plan& plan, const std::vector<double>& stats, F map) {
+    auto value_at = [&](std::uint64_t rank) {
+        return map(stats[static_cast<std::size_t>(std::lower_bound(plan.ranks.begin(), plan.ranks.end(), rank) -
+                                                  plan.ranks.begin())]);
+    };
+    std::vector<double> out(plan.pos.size());
+    for (std::size_t i = 0; i < plan.pos.size(); ++i) {
+        const auto& p = plan.pos[i];
+        out[i] = p.interpolate ? numpy_lerp(value_at(p.lo), value_at(p.hi), p.gamma) : value_at(p.lo);
+    }
+    return out;
+}
+
 /// numpy's quantiles from data[0, n) (not modified), given a ready histogram or not.
 inline std::vector<double> quantiles_from(const double* data, std::uint64_t n, const std::vector<double>& probs,
                                           quantile_method method, quantile_workspace& ws, bool histogram_ready) {
     if (n == 0) throw shape_error("quantiles: empty input");
-    for (std::size_t i = 0; i < probs.size(); ++i)
-        if (!(probs[i] >= 0.0 && probs[i] <= 1.0))
-            throw shape_error(concat("quantiles: probability ", probs[i], " at index ", i, " is outside [0, 1]"));
-    std::vector<quantile_position> pos(probs.size());
-    std::vector<std::uint64_t> ranks;
-    ranks.reserve(2 * probs.size());
-    for (std::size_t i = 0; i < probs.size(); ++i) {
-        pos[i] = locate_quantile(n, probs[i], method);
-        ranks.push_back(pos[i].lo);
-        ranks.push_back(pos[i].hi);
-    }
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    check_probs(probs);
+    const quantile_plan plan = plan_quantiles(n, probs, method);
     std::vector<double> stat;
-    select_ranks(data, n, ranks, ws, histogram_ready, stat);
-    auto value_at = [&](std::uint64_t rank) {
-        return stat[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
-    };
-    std::vector<double> out(probs.size());
-    for (std::size_t i = 0; i < probs.size(); ++i) {
-        const auto& p = pos[i];
-        out[i] = p.interpolate ? numpy_lerp(value_at(p.lo), value_at(p.hi), p.gamma) : value_at(p.lo);
-    }
-    return out;
+    select_ranks(data, n, plan.ranks, ws, histogram_ready, stat);
+    return finish_quantiles(plan, stat, [](double x) { return x; });
 }
 
 }  // namespace detail
@@ -377,7 +401,7 @@ namespace detail {
 template <class V, class T, class M>
 bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector<double>& probs,
                     const quantile_options& o, quantile_workspace& ws, std::vector<double>& stats,
-                    std::vector<quantile_position>& pos, std::uint64_t& count) {
+                    quantile_plan& plan, std::uint64_t& count) {
     using ops = simd_ops<V>;
     using mask_t = typename ops::mask;
     constexpr std::size_t L = ops::size;
@@ -500,17 +524,9 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
     }
     for (std::size_t j = 0; j < B; ++j) ge[2 * j + 1] = ge[2 * j] - cand[j].size();
     // 4. every needed rank must fall inside a bracket
-    pos.resize(probs.size());
-    std::vector<std::uint64_t> ranks;
-    for (std::size_t i = 0; i < probs.size(); ++i) {
-        pos[i] = locate_quantile(total, probs[i], o.method);
-        ranks.push_back(pos[i].lo);
-        ranks.push_back(pos[i].hi);
-    }
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    plan = plan_quantiles(total, probs, o.method);
     std::vector<std::vector<std::uint64_t>> local(B);
-    for (std::uint64_t r : ranks) {
+    for (std::uint64_t r : plan.ranks) {
         bool found = false;
         for (std::size_t j = 0; j < B && !found; ++j) {
             const std::uint64_t below = total - ge[2 * j];
@@ -527,7 +543,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
         if (local[j].empty()) continue;
         multi_select(cand[j].data(), 0, cand[j].size(), local[j].data(), 0, local[j].size());
     }
-    for (std::uint64_t r : ranks) {
+    for (std::uint64_t r : plan.ranks) {
         for (std::size_t j = 0; j < B; ++j) {
             const std::uint64_t below = total - ge[2 * j];
             if (r >= below && r < below + cand[j].size()) {
@@ -536,9 +552,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
             }
         }
     }
-    // stats[i] is the value of ranks[i]; expose ranks through pos (lo/hi stay ranks)
-    ws.histogram.assign(ranks.begin(), ranks.end());
-    return true;
+    return true;  // stats[i] is the value of plan.ranks[i]
 }
 
 }  // namespace detail
@@ -550,26 +564,16 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
 template <class T, class M>
 std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
                               const quantile_options& o, quantile_workspace& ws) {
-    for (std::size_t i = 0; i < probs.size(); ++i)
-        if (!(probs[i] >= 0.0 && probs[i] <= 1.0))
-            throw shape_error(detail::concat("quantiles: probability ", probs[i], " at index ", i, " is outside [0, 1]"));
+    detail::check_probs(probs);
     std::vector<double> stats;
-    std::vector<detail::quantile_position> pos;
+    detail::quantile_plan plan;
     std::uint64_t count = 0;
     if (detail::bracket_select<xsimd::batch<double, xsimd::default_arch>>(v, what == quantile_of::abs_delta, probs, o,
-                                                                         ws, stats, pos, count)) {
+                                                                         ws, stats, plan, count)) {
         if (count == 0) return {};
-        const std::vector<std::uint64_t> ranks(ws.histogram.begin(), ws.histogram.end());
-        auto value_at = [&](std::uint64_t rank) {
-            double x = stats[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())];
-            return what == quantile_of::ratio ? std::exp(detail::clamp_delta(x)) : x;
-        };
-        std::vector<double> out(probs.size());
-        for (std::size_t i = 0; i < probs.size(); ++i) {
-            const auto& p = pos[i];
-            out[i] = p.interpolate ? detail::numpy_lerp(value_at(p.lo), value_at(p.hi), p.gamma) : value_at(p.lo);
-        }
-        return out;
+        return detail::finish_quantiles(plan, stats, [what](double x) {
+            return what == quantile_of::ratio ? std::exp(detail::clamp_delta(x)) : x;  // rho is monotone in delta
+        });
     }
     gather_quantity(v, what, o, ws);
     if (ws.values.empty()) return {};
