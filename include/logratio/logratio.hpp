@@ -10,3 +10,7 @@
 #include "panel.hpp"
 #include "quantiles.hpp"
 #include "kll_sketch.hpp"
+#include "correction_options.hpp"
+#include "correction_accumulator.hpp"
+#include "correction.hpp"
+#include "mismatch_split.hpp"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "detail/bytes.hpp"
 #include "version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -48,6 +49,65 @@ struct moments {
         return n ? std::max(m2, 0.0) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
     }
     double stddev() const noexcept { return std::sqrt(variance()); }
+    /// Sample standard deviation (ddof = 1); 0 for fewer than two values.
+    double sample_stddev() const noexcept {
+        return n > 1 ? std::sqrt(std::max(m2, 0.0) / static_cast<double>(n - 1)) : 0.0;
+    }
 };
+
+/// Mean and M2 of values with positive weights (West's weighted Welford;
+/// Chan's merge). Equal values give exactly zero variance.
+struct weighted_moments {
+    double weight = 0.0, mean = 0.0, m2 = 0.0;
+
+    void add(double x, double w) noexcept {
+        if (!(w > 0.0)) return;
+        weight += w;
+        const double d = x - mean;
+        mean += d * (w / weight);
+        m2 += w * d * (x - mean);
+    }
+    void merge(const weighted_moments& o) noexcept {
+        if (!(o.weight > 0.0)) return;
+        if (!(weight > 0.0)) {
+            *this = o;
+            return;
+        }
+        const double wt = weight + o.weight;
+        const double d = o.mean - mean;
+        mean += d * (o.weight / wt);
+        m2 += o.m2 + d * d * (weight * o.weight / wt);
+        weight = wt;
+    }
+    /// Weighted population variance; 0 when empty.
+    double variance() const noexcept { return weight > 0.0 ? std::max(m2, 0.0) / weight : 0.0; }
+};
+
+namespace detail {
+inline void put(byte_writer& w, const weighted_moments& m) {
+    w.f64(m.weight);
+    w.f64(m.mean);
+    w.f64(m.m2);
+}
+inline void get(byte_reader& r, weighted_moments& m) {
+    m.weight = r.f64();
+    m.mean = r.f64();
+    m.m2 = r.f64();
+}
+inline void put(byte_writer& w, const moments& m) {
+    w.u64(m.n);
+    w.f64(m.mean);
+    w.f64(m.m2);
+    w.f64(m.min);
+    w.f64(m.max);
+}
+inline void get(byte_reader& r, moments& m) {
+    m.n = r.u64();
+    m.mean = r.f64();
+    m.m2 = r.f64();
+    m.min = r.f64();
+    m.max = r.f64();
+}
+}  // namespace detail
 
 LOGRATIO_NAMESPACE_END

@@ -12,11 +12,10 @@
 #include <vector>
 
 #include "detail/panel_kernel.hpp"
+#include "detail/parallel.hpp"
 #include "panel_accumulator.hpp"
 #include "view.hpp"
 
-#include <exception>
-#include <thread>
 
 LOGRATIO_NAMESPACE_BEGIN
 
@@ -52,41 +51,11 @@ panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64
 /// not split, so one huge packed sequence runs on one thread.
 template <class Arch = xsimd::default_arch, class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
-    const std::uint64_t S = v.num_sequences();
-    if (threads <= 1 || S < 2) return accumulate_panel<Arch>(v, o);
-    const unsigned parts = static_cast<unsigned>(std::min<std::uint64_t>(threads, S));
-    std::vector<std::uint64_t> cut(parts + 1, S);
-    cut[0] = 0;
-    for (unsigned k = 1; k < parts; ++k) {
-        // first sequence whose begin is at or past k/parts of the tokens
-        const std::uint64_t target = v.size() / parts * k;
-        std::uint64_t lo = cut[k - 1], hi = S;
-        while (lo < hi) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            if (v.sequence_begin(mid) < target) lo = mid + 1;
-            else hi = mid;
-        }
-        cut[k] = lo;
-    }
+    if (threads <= 1 || v.num_sequences() < 2) return accumulate_panel<Arch>(v, o);
+    const std::vector<std::uint64_t> cut = detail::split_sequences(v, threads);
+    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
     std::vector<panel_accumulator> part(parts);
-    std::vector<std::exception_ptr> err(parts);
-    std::vector<std::thread> pool;
-    for (unsigned k = 1; k < parts; ++k)
-        pool.emplace_back([&, k] {
-            try {
-                part[k] = accumulate_panel_range<Arch>(v, cut[k], cut[k + 1], o);
-            } catch (...) {
-                err[k] = std::current_exception();
-            }
-        });
-    try {
-        part[0] = accumulate_panel_range<Arch>(v, cut[0], cut[1], o);
-    } catch (...) {
-        err[0] = std::current_exception();
-    }
-    for (auto& t : pool) t.join();
-    for (auto& e : err)
-        if (e) std::rethrow_exception(e);
+    detail::run_parts(parts, [&](unsigned k) { part[k] = accumulate_panel_range<Arch>(v, cut[k], cut[k + 1], o); });
     panel_accumulator total = part[0];
     for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
     return total;

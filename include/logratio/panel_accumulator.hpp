@@ -268,13 +268,13 @@ struct panel_accumulator {
         w.u64(nonfinite_tokens);
         w.f64(sum_train);
         w.f64(sum_rollout);
-        put(w, delta);
-        put(w, ratio_m1);
+        detail::put(w, delta);
+        detail::put(w, ratio_m1);
         for (double v : {sum_abs_delta, sum_k3, sum_reverse, sum_tv, abs_max}) w.f64(v);
         w.u64(abs_max_at.sequence);
         w.u64(abs_max_at.position);
-        put(w, seq_log);
-        put(w, seq_geo);
+        detail::put(w, seq_log);
+        detail::put(w, seq_geo);
         w.f64(sum_train_ppl);
         w.f64(sum_rollout_ppl);
         for (std::uint32_t i = 0; i < num_thresholds; ++i) {
@@ -296,15 +296,15 @@ struct panel_accumulator {
         a.nonfinite_tokens = r.u64();
         a.sum_train = r.f64();
         a.sum_rollout = r.f64();
-        get(r, a.delta);
-        get(r, a.ratio_m1);
+        detail::get(r, a.delta);
+        detail::get(r, a.ratio_m1);
         for (double* v : {&a.sum_abs_delta, &a.sum_k3, &a.sum_reverse, &a.sum_tv,
                           &a.abs_max})
             *v = r.f64();
         a.abs_max_at.sequence = r.u64();
         a.abs_max_at.position = r.u64();
-        get(r, a.seq_log);
-        get(r, a.seq_geo);
+        detail::get(r, a.seq_log);
+        detail::get(r, a.seq_geo);
         a.sum_train_ppl = r.f64();
         a.sum_rollout_ppl = r.f64();
         for (std::uint32_t i = 0; i < nt; ++i) {
@@ -322,21 +322,6 @@ struct panel_accumulator {
         return deserialize(bytes.data(), bytes.size());
     }
 
-private:
-    static void put(detail::byte_writer& w, const moments& m) {
-        w.u64(m.n);
-        w.f64(m.mean);
-        w.f64(m.m2);
-        w.f64(m.min);
-        w.f64(m.max);
-    }
-    static void get(detail::byte_reader& r, moments& m) {
-        m.n = r.u64();
-        m.mean = r.f64();
-        m.m2 = r.f64();
-        m.min = r.f64();
-        m.max = r.f64();
-    }
 };
 
 LOGRATIO_NAMESPACE_END

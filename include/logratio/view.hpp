@@ -108,6 +108,16 @@ public:
 
     bool counts(std::uint64_t i) const noexcept { return mask_ == nullptr || mask_on(mask_[i]); }
 
+    /// The same layout, offsets and mask over two other arrays of size()
+    /// entries (e.g. the trainer's log-probs under the old weights).
+    paired_view with_arrays(const T* train, const T* rollout) const {
+        check_pointers(train, rollout, size_);
+        paired_view v = *this;
+        v.train_ = train;
+        v.rollout_ = rollout;
+        return v;
+    }
+
 private:
     static void check_pointers(const T* train, const T* rollout, std::uint64_t n) {
         if (n != 0 && (train == nullptr || rollout == nullptr))

@@ -1,0 +1,471 @@
+// The importance-sampling correction (correction.hpp).
+//
+// How each expected value was obtained:
+//  * tests/data/*/verl/<config>/ are verl's own outputs
+//    (compute_rollout_correction_and_rejection_mask at verl commit b178a3cd,
+//    float64 inputs) on padded.safetensors, copied from the shared fixtures:
+//    every metric verl reports, its response mask and its weights;
+//  * the small hand cases below are worked out in the comments next to them
+//    from the formulas of correction_accumulator.hpp (verl's definitions);
+//  * the scalar path, the padded/packed layouts, range splits + merge and
+//    serialization are checked against each other.
+#include <cstring>
+#include <filesystem>
+
+#include "npy.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using logratio::correction_options;
+using logratio::correction_result;
+
+/// The `logratio correct` arguments of args.json as options (the same
+/// mapping as the tool's).
+correction_options options_from_args(const std::vector<std::string>& a) {
+    correction_options o;
+    std::string rs, rs_thr;
+    std::optional<double> rs_lower;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const std::string& k = a[i];
+        auto next = [&] {
+            REQUIRE(i + 1 < a.size());
+            return a[++i];
+        };
+        if (k == "--is") {
+            if (!o.is) o.is = logratio::is_options{};
+            o.is->level = logratio::parse_is_level(next());
+        } else if (k == "--is-threshold") {
+            if (!o.is) o.is = logratio::is_options{};
+            o.is->upper = std::stod(next());
+        } else if (k == "--is-lower") {
+            if (!o.is) o.is = logratio::is_options{};
+            o.is->lower = std::stod(next());
+        } else if (k == "--batch-normalize") {
+            if (!o.is) o.is = logratio::is_options{};
+            o.is->batch_normalize = true;
+        } else if (k == "--rs") {
+            rs = next();
+        } else if (k == "--rs-threshold") {
+            rs_thr = next();
+        } else if (k == "--rs-threshold-lower") {
+            rs_lower = std::stod(next());
+        } else if (k == "--veto") {
+            o.veto = std::stod(next());
+        } else {
+            FAIL("unknown argument " << k);
+        }
+    }
+    if (!rs.empty()) o.rejection = logratio::parse_rejection(rs, rs_thr, rs_lower);
+    return o;
+}
+
+struct loaded {
+    logratio_cli::mapped_file file;
+    logratio_cli::safetensors_file st;
+    explicit loaded(const std::string& p) : file(p), st(logratio_cli::parse_safetensors(file)) {}
+    logratio_cli::panel_tensors tensors() const {
+        return {st.find("train_logprobs"), st.find("rollout_logprobs"), st.find("mask"), st.find("cu_seqlens")};
+    }
+};
+
+struct outputs {
+    correction_result r;
+    std::vector<float> w;
+    std::vector<std::uint8_t> m;
+};
+
+template <class F>
+outputs run_on(const std::string& path, F&& f) {
+    loaded in(path);
+    outputs o;
+    logratio_cli::with_panel_view(in.tensors(), [&](const auto& v) {
+        o.w.assign(v.size(), -1.0f);
+        o.m.assign(v.size(), 7);
+        o.r = f(v, o.w.data(), o.m.data());
+    });
+    return o;
+}
+
+std::map<std::string, double> as_map(const correction_result& r) {
+    std::map<std::string, double> m;
+    for (const auto& e : logratio::correction_entries(r)) {
+        CHECK_MESSAGE(m.count(e.first) == 0, "duplicate key " << e.first);
+        m[e.first] = e.second;
+    }
+    return m;
+}
+
+/// verl returns its fraction metrics in float32 (see the fixtures' README).
+bool verl_close(const std::string& key, double got, double want) {
+    const bool fraction = key.find("fraction") != std::string::npos;
+    return test::spec_close(got, want, fraction ? 2e-7 : 1e-6);
+}
+
+struct npy_array {
+    logratio_cli::mapped_file file;
+    logratio_cli::tensor t;
+    explicit npy_array(const std::string& p) : file(p), t(logratio_cli::parse_npy(file, p)) {}
+};
+
+std::vector<std::string> verl_configs(const std::string& size) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(test::data_path(size + "/verl"))) out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("correction: verl's own outputs on the fixtures (metrics, mask, weights)") {
+    std::size_t configs = 0;
+    for (const std::string size : {"small", "medium"}) {
+        for (const std::string& dir : verl_configs(size)) {
+            CAPTURE(dir);
+            ++configs;
+            const auto args = test::load_json(dir + "/args.json");
+            const correction_options o =
+                options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
+            const outputs got = run_on(test::data_path(size + "/padded.safetensors"),
+                                       [&](const auto& v, float* w, std::uint8_t* m) {
+                                           return logratio::correct(v, o, o.is ? w : nullptr, m);
+                                       });
+            const auto ours = as_map(got.r);
+            const auto want = test::load_json(dir + "/metrics.json");
+            std::size_t n = 0;
+            for (auto it = want.begin(); it != want.end(); ++it) {
+                std::string key = it.key();
+                REQUIRE(key.rfind("rollout_corr/", 0) == 0);
+                key = key.substr(std::strlen("rollout_corr/"));
+                CAPTURE(key);
+                REQUIRE_MESSAGE(ours.count(key) == 1, "missing metric " << key);
+                const double w = it.value().get<double>();
+                CHECK_MESSAGE(verl_close(key, ours.at(key), w), key << ": " << ours.at(key) << " vs verl " << w);
+                ++n;
+            }
+            CHECK(n >= 13);
+            // The response mask is verl's, entry for entry.
+            npy_array mask(dir + "/response_mask.npy");
+            REQUIRE(mask.t.numel() == got.m.size());
+            std::size_t mask_diff = 0;
+            for (std::size_t i = 0; i < got.m.size(); ++i) mask_diff += got.m[i] != mask.t.data[i];
+            CHECK(mask_diff == 0);
+            // The weights equal verl's float32 weights (rounded from float64).
+            if (fs::exists(dir + "/rollout_is_weights.npy")) {
+                REQUIRE(o.is);
+                npy_array wv(dir + "/rollout_is_weights.npy");
+                REQUIRE(wv.t.type == logratio_cli::dtype::f32);
+                REQUIRE(wv.t.numel() == got.w.size());
+                double worst = 0;
+                for (std::size_t i = 0; i < got.w.size(); ++i) {
+                    float ref;
+                    std::memcpy(&ref, wv.t.data + 4 * i, 4);
+                    worst = std::max(worst, std::fabs(double(got.w[i]) - ref) / std::max(1e-30, double(std::fabs(ref))));
+                    if (ref == 0.0f) CHECK(got.w[i] == 0.0f);
+                }
+                CHECK(worst <= 1.2e-7);  // at most one float32 rounding apart
+            }
+        }
+    }
+    CHECK(configs >= 20);
+}
+
+TEST_CASE("correction: padded and packed layouts give bit-identical masks and weights; scalar path agrees") {
+    for (const std::string& dir : verl_configs("medium")) {
+        CAPTURE(dir);
+        const auto args = test::load_json(dir + "/args.json");
+        correction_options o = options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
+        if (!o.is) o.is = logratio::is_options{logratio::is_level::geometric, 1.01, 0.995, true};
+        auto simd = [&](const auto& v, float* w, std::uint8_t* m) { return logratio::correct(v, o, w, m); };
+        const outputs pad = run_on(test::data_path("medium/padded.safetensors"), simd);
+        const outputs pack = run_on(test::data_path("medium/packed.safetensors"), simd);
+        // packed holds the masked-in tokens of the padded rows in order
+        loaded in(test::data_path("medium/padded.safetensors"));
+        const auto* mk = in.st.find("mask");
+        std::size_t j = 0, diff = 0;
+        for (std::size_t i = 0; i < pad.m.size(); ++i) {
+            if (!mk->data[i]) {
+                CHECK(pad.m[i] == 0);
+                CHECK(pad.w[i] == 0.0f);
+                continue;
+            }
+            REQUIRE(j < pack.m.size());
+            diff += pad.m[i] != pack.m[j] || std::memcmp(&pad.w[i], &pack.w[j], 4) != 0;
+            ++j;
+        }
+        CHECK(j == pack.m.size());
+        CHECK(diff == 0);
+        const auto a = as_map(pad.r), b = as_map(pack.r);
+        for (const auto& e : a) {
+            CAPTURE(e.first);
+            CHECK(test::spec_close(b.at(e.first), e.second));
+        }
+        // scalar reference path
+        const outputs sc = run_on(test::data_path("medium/padded.safetensors"),
+                                  [&](const auto& v, float* w, std::uint8_t* m) {
+                                      auto acc = logratio::correct_range_scalar(v, 0, v.num_sequences(), o, w, m);
+                                      const double s = acc.weight_scale();
+                                      logratio::scale_weights(w, 0, v.size(), s);
+                                      return acc.finish();
+                                  });
+        CHECK(sc.m == pad.m);
+        double worst = 0;
+        for (std::size_t i = 0; i < sc.w.size(); ++i)
+            worst = std::max(worst, std::fabs(double(sc.w[i]) - pad.w[i]) / std::max(1e-30, double(pad.w[i])));
+        CHECK(worst <= 1.2e-7);
+        const auto c = as_map(sc.r);
+        for (const auto& e : a) {
+            CAPTURE(e.first);
+            CHECK(test::spec_close(c.at(e.first), e.second));
+        }
+    }
+}
+
+TEST_CASE("correction: range splits merge, through serialization, to the whole batch") {
+    correction_options o;
+    o.is = logratio::is_options{logratio::is_level::token, 1.5, std::nullopt, true};
+    o.rejection = logratio::parse_rejection("token_k1,seq_mean_k3,seq_max_k2", "0.9_1.1,0.001,0.02");
+    o.veto = 0.5;
+    loaded in(test::data_path("medium/padded.safetensors"));
+    logratio_cli::with_panel_view(in.tensors(), [&](const auto& v) {
+        std::vector<float> w1(v.size()), w2(v.size());
+        std::vector<std::uint8_t> m1(v.size()), m2(v.size());
+        const auto whole = logratio::correct_range(v, 0, v.num_sequences(), o, w1.data(), m1.data());
+        const std::uint64_t S = v.num_sequences();
+        for (std::uint64_t cut : {std::uint64_t(1), S / 3, S - 1}) {
+            auto a = logratio::correct_range(v, 0, cut, o, w2.data(), m2.data());
+            const auto b = logratio::correct_range(v, cut, S, o, w2.data(), m2.data());
+            auto b2 = logratio::correction_accumulator::deserialize(b.serialize());
+            a.merge(b2);
+            CHECK(m1 == m2);
+            CHECK(w1 == w2);
+            const auto x = as_map(whole.finish()), y = as_map(a.finish());
+            REQUIRE(x.size() == y.size());
+            for (const auto& e : x) {
+                CAPTURE(e.first);
+                CHECK(test::spec_close(y.at(e.first), e.second));
+            }
+        }
+        // threads: same metrics, same outputs
+        std::vector<float> w3(v.size());
+        std::vector<std::uint8_t> m3(v.size());
+        const auto r1 = logratio::correct(v, o, w1.data(), m1.data(), 1);
+        const auto r2 = logratio::correct(v, o, w3.data(), m3.data(), 2);
+        CHECK(m1 == m3);
+        CHECK(w1 == w3);
+        const auto x = as_map(r1), y = as_map(r2);
+        for (const auto& e : x) CHECK(test::spec_close(y.at(e.first), e.second));
+    });
+}
+
+namespace {
+// Two sequences, padded [2, 4]:
+//   row 0: delta = ln 2, 0, -ln 2, (pad)      row 1: delta = ln 4, (pad x3)
+// via l_E = -1 and l_T = -1 + delta.
+struct tiny {
+    std::vector<double> t, r;
+    std::vector<std::uint8_t> m{1, 1, 1, 0, 1, 0, 0, 0};
+    tiny() {
+        const double d[8] = {std::log(2.0), 0.0, -std::log(2.0), 0.0, std::log(4.0), 0.0, 0.0, 0.0};
+        for (double x : d) {
+            r.push_back(-3.0);
+            t.push_back(-3.0 + x);
+        }
+    }
+    auto view() const { return logratio::padded(t, r, m, 2, 4); }
+};
+double metric(const correction_result& r, const std::string& k) {
+    for (const auto& e : logratio::correction_entries(r))
+        if (e.first == k) return e.second;
+    FAIL("no metric " << k);
+    return 0;
+}
+}  // namespace
+
+TEST_CASE("correction: hand-computed token TIS") {
+    tiny x;
+    correction_options o;
+    o.is = logratio::is_options{logratio::is_level::token, 3.0};
+    std::vector<float> w(8);
+    std::vector<std::uint8_t> m(8);
+    const auto r = logratio::correct(x.view(), o, w.data(), m.data());
+    // rho = 2, 1, 0.5 | 4 -> truncated at 3; padding 0
+    CHECK(w == std::vector<float>{2, 1, 0.5f, 0, 3, 0, 0, 0});
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 1, 0, 0, 0});
+    CHECK(metric(r, "rollout_is_mean") == doctest::Approx(7.5 / 4));  // before truncation
+    CHECK(metric(r, "rollout_is_max") == doctest::Approx(4));
+    CHECK(metric(r, "rollout_is_min") == doctest::Approx(0.5));
+    CHECK(metric(r, "rollout_is_ratio_fraction_high") == doctest::Approx(0.25));  // 4 > 3
+    CHECK(metric(r, "rollout_is_ratio_fraction_low") == doctest::Approx(0.0));    // none < 1/3
+    // std and ESS on w' = clamp(w, 1/3, 3) = 2, 1, 0.5, 3: mean 1.625, E[w'^2] = 14.25/4
+    const double m1 = 1.625, m2 = 14.25 / 4;
+    CHECK(metric(r, "rollout_is_std") == doctest::Approx(std::sqrt(m2 - m1 * m1)));
+    CHECK(metric(r, "rollout_is_eff_sample_size") == doctest::Approx(m1 * m1 / m2));
+    // per-sequence means of w: 3.5/3 and 4
+    CHECK(metric(r, "rollout_is_seq_mean") == doctest::Approx((3.5 / 3 + 4) / 2));
+    CHECK(metric(r, "rollout_is_seq_max") == doctest::Approx(4));
+    CHECK(metric(r, "rollout_is_seq_min") == doctest::Approx(3.5 / 3));
+    CHECK(metric(r, "rollout_is_seq_std") == doctest::Approx(std::sqrt(2.0) / 2 * (4 - 3.5 / 3)));
+    CHECK(metric(r, "rollout_is_seq_max_deviation") == doctest::Approx(3));
+    CHECK(metric(r, "rollout_is_seq_fraction_high") == doctest::Approx(0.5));
+    CHECK(metric(r, "rollout_is_post_max") == doctest::Approx(3));
+    CHECK(metric(r, "rollout_is_post_mean") == doctest::Approx(6.5 / 4));
+    CHECK(metric(r, "rollout_is_changed_fraction") == doctest::Approx(0.25));
+    // off-policy: kl = -sum delta / N = -ln 4 / 4
+    CHECK(metric(r, "kl") == doctest::Approx(-std::log(4.0) / 4));
+    // chi2_token = E[rho^2] - 1 = (4 + 1 + 0.25 + 16) / 4 - 1
+    CHECK(metric(r, "chi2_token") == doctest::Approx(21.25 / 4 - 1));
+    // chi2_seq: sequence sums 0 and ln 4 -> (1 + 16) / 2 - 1
+    CHECK(metric(r, "chi2_seq") == doctest::Approx(7.5));
+    // k3_kl = mean(rho - 1 - delta)
+    const double k3 = ((1 - std::log(2.0)) + 0 + (-0.5 + std::log(2.0)) + (3 - std::log(4.0))) / 4;
+    CHECK(metric(r, "k3_kl") == doctest::Approx(k3));
+    // ppl: per-sequence mean l_T = -3 + 0 and -3 + ln 4; l_E = -3
+    CHECK(metric(r, "training_log_ppl") == doctest::Approx((3 + 3 - std::log(4.0)) / 2));
+    CHECK(metric(r, "rollout_ppl") == doctest::Approx(std::exp(3.0)));
+    CHECK(metric(r, "log_ppl_diff") == doctest::Approx(-std::log(4.0) / 2));
+    CHECK(metric(r, "log_ppl_diff_min") == doctest::Approx(-std::log(4.0)));
+    CHECK(metric(r, "ppl_ratio") == doctest::Approx((1 + 0.25) / 2));
+}
+
+TEST_CASE("correction: hand-computed sequence and geometric IS, lower truncation, batch normalisation") {
+    tiny x;
+    std::vector<float> w(8);
+    std::vector<std::uint8_t> m(8);
+    correction_options o;
+    // sequence: w_0 = exp(0) = 1, w_1 = 4 -> truncated to 2
+    o.is = logratio::is_options{logratio::is_level::sequence, 2.0};
+    auto r = logratio::correct(x.view(), o, w.data(), m.data());
+    CHECK(w == std::vector<float>{1, 1, 1, 0, 2, 0, 0, 0});
+    CHECK(metric(r, "rollout_is_mean") == doctest::Approx(7.0 / 4));  // token-weighted
+    CHECK(metric(r, "rollout_is_max") == doctest::Approx(4));
+    CHECK(metric(r, "rollout_is_ratio_fraction_high") == doctest::Approx(0.5));  // sequences
+    CHECK(metric(r, "rollout_is_seq_mean") == doctest::Approx(2.5));
+    // geometric: lr = 0 and ln 4 (one token) -> same weights; batch normalised by the
+    // sequence mean of truncated weights (1 + 2) / 2
+    o.is = logratio::is_options{logratio::is_level::geometric, 2.0, std::nullopt, true};
+    r = logratio::correct(x.view(), o, w.data(), m.data());
+    CHECK(metric(r, "rollout_is_batch_norm_factor") == doctest::Approx(1.5));
+    CHECK(w[0] == doctest::Approx(1 / 1.5));
+    CHECK(w[4] == doctest::Approx(2 / 1.5));
+    // token level with lower truncation c_low = 0.8 and C = 3: 0.5 -> 0.8;
+    // token batch-norm mean (2 + 1 + 0.8 + 3) / 4
+    o.is = logratio::is_options{logratio::is_level::token, 3.0, 0.8, true};
+    r = logratio::correct(x.view(), o, w.data(), m.data());
+    const double f = 6.8 / 4;
+    CHECK(metric(r, "rollout_is_batch_norm_factor") == doctest::Approx(f));
+    CHECK(w[2] == doctest::Approx(0.8 / f));
+    CHECK(metric(r, "rollout_is_post_mean") == doctest::Approx(1.0));
+    CHECK(metric(r, "rollout_is_ratio_fraction_low") == doctest::Approx(0.25));  // 0.5 < c_low
+}
+
+TEST_CASE("correction: hand-computed rejection options, chains, aliases and veto") {
+    tiny x;
+    std::vector<std::uint8_t> m(8);
+    auto run = [&](const std::string& rs, const std::string& thr, std::optional<double> veto = std::nullopt,
+                   std::optional<double> alias_lower = std::nullopt) {
+        correction_options o;
+        o.rejection = logratio::parse_rejection(rs, thr, alias_lower);
+        o.veto = veto;
+        return logratio::correct(x.view(), o, static_cast<float*>(nullptr), m.data());
+    };
+    // token_k1 with [1/1.5, 1.5]: k1 = -delta = -ln2, 0, ln2 | -ln4: only the middle token passes
+    auto r = run("token_k1", "1.5");
+    CHECK(m == std::vector<std::uint8_t>{0, 1, 0, 0, 0, 0, 0, 0});
+    CHECK(metric(r, "rollout_rs_token_k1_masked_fraction") == doctest::Approx(0.75));
+    CHECK(metric(r, "rollout_rs_token_k1_seq_masked_fraction") == doctest::Approx(1.0));
+    CHECK(metric(r, "rollout_rs_token_k1_fraction_high") == doctest::Approx(0.25));  // ln2 > ln1.5
+    CHECK(metric(r, "rollout_rs_token_k1_fraction_low") == doctest::Approx(0.5));
+    CHECK(metric(r, "rollout_rs_token_k1_mean") == doctest::Approx(-std::log(4.0) / 4));
+    CHECK(metric(r, "rollout_rs_token_k1_min") == doctest::Approx(-std::log(4.0)));
+    CHECK(metric(r, "rollout_rs_token_k1_seq_mean") == doctest::Approx(-std::log(4.0) / 2));  // 0 and -ln4
+    // IcePop band "0.3_2.5" on mu/pi: keeps k1 in [ln .3, ln 2.5] -> rejects only -ln 4
+    r = run("token_k1", "0.3_2.5");
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    // alias `token` bounds pi/mu to [0.3, 2.5] (lower given): rejects rho = 4 as well
+    r = run("token", "2.5", std::nullopt, 0.3);
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    // alias `token` 2.5 / lower 0.6: pi/mu = 0.5 < 0.6 is rejected too
+    r = run("token", "2.5", std::nullopt, 0.6);
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 0, 0, 0, 0, 0, 0});
+    // seq_sum_k1 with [1/2, 2]: sums 0 and -ln4 -> second sequence out
+    r = run("seq_sum_k1", "2");
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    CHECK(metric(r, "rollout_rs_seq_sum_k1_masked_fraction") == doctest::Approx(0.25));
+    CHECK(metric(r, "rollout_rs_seq_sum_k1_seq_masked_fraction") == doctest::Approx(0.5));
+    CHECK(metric(r, "rollout_rs_seq_sum_k1_mean") == doctest::Approx(-std::log(4.0) / 4));  // token-weighted
+    // seq_max_k2: max dc^2/2 = ln2^2/2 = 0.24 and ln4^2/2 = 0.96; threshold 0.5
+    r = run("seq_max_k2", "0.5");
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    CHECK(metric(r, "rollout_rs_seq_max_k2_max") == doctest::Approx(0.5 * std::log(4.0) * std::log(4.0)));
+    // seq_mean_k3: mean of rho - 1 - delta: (1 - ln2 + 0 - 0.5 + ln2) / 3 = 1/6 and 3 - ln4 = 1.61
+    r = run("seq_mean_k3", "0.2");
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    CHECK(metric(r, "rollout_rs_seq_mean_k3_seq_min") == doctest::Approx(1.0 / 6));
+    // chain: token_k2 (dc^2/2 <= 0.3 keeps row 0) AND seq_sum_k3 <= 1 (row 1 out)
+    r = run("token_k2,seq_sum_k3", "0.3,1");
+    CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 0, 0});
+    CHECK(metric(r, "rollout_rs_masked_fraction") == doctest::Approx(0.25));
+    CHECK(metric(r, "rollout_rs_seq_masked_fraction") == doctest::Approx(0.5));
+    // veto 0.6: rho = 0.5 < 0.6 in row 0 -> whole row 0 rejected
+    r = run("token_k3", "100", 0.6);
+    CHECK(m == std::vector<std::uint8_t>{0, 0, 0, 0, 1, 0, 0, 0});
+    CHECK(metric(r, "rollout_is_veto_fraction") == doctest::Approx(0.5));
+    CHECK(metric(r, "rollout_is_catastrophic_token_fraction") == doctest::Approx(0.25));
+    CHECK(metric(r, "rollout_rs_masked_fraction") == doctest::Approx(0.0));  // the veto is not RS
+}
+
+TEST_CASE("correction: invalid options and inputs get clear errors") {
+    using logratio::parse_rejection;
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k4", "1"), doctest::Contains("unknown rejection option 'token_k4'"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("seq_max_k1", "1"), doctest::Contains("unknown rejection option"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k1", "1.1_0.9"), doctest::Contains("above the upper"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "0.1_0.2"), doctest::Contains("single upper bound"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k2,token_k3", "1,2,3"), doctest::Contains("3 given for 2"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "-1"), doctest::Contains("must be positive"), logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "abc"), doctest::Contains("invalid numeric threshold"),
+                         logratio::error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token,token_k1", "2"), doctest::Contains("are the same option"),
+                         logratio::error);
+    CHECK(parse_rejection("token_k2,token_k2", "1").size() == 1);  // duplicates dropped, as verl
+    CHECK_THROWS_WITH_AS(logratio::parse_is_level("tokens"), doctest::Contains("unknown IS level"), logratio::error);
+    correction_options o;
+    o.is = logratio::is_options{logratio::is_level::token, 0.0};
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("must be a positive"), logratio::error);
+    o.is = logratio::is_options{logratio::is_level::token, 2.0, 3.0};
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("above the upper threshold"), logratio::error);
+    o.is = logratio::is_options{};
+    o.veto = -1;
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("veto threshold"), logratio::error);
+    o.veto.reset();
+    // positive log-prob and NaN name the tensor and position; an all-masked batch is an error
+    tiny x;
+    x.t[1] = 0.5;  // row 0, column 1
+    std::vector<float> w(8);
+    std::vector<std::uint8_t> m(8);
+    CHECK_THROWS_WITH_AS(logratio::correct(x.view(), o, w.data(), m.data()),
+                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 9.9999999999999995e-07) at row 0, column 1"),
+                         logratio::value_error);
+    tiny y;
+    y.r[4] = std::nan("");
+    CHECK_THROWS_WITH_AS(logratio::correct(y.view(), o, w.data(), m.data()),
+                         doctest::Contains("rollout_logprobs: non-finite log-prob nan at row 1, column 0"),
+                         logratio::value_error);
+    tiny z;
+    z.m.assign(8, 0);
+    CHECK_THROWS_WITH_AS(logratio::correct(z.view(), o, w.data(), m.data()), doctest::Contains("no masked-in token"),
+                         logratio::error);
+    std::vector<float> small(3);
+    CHECK_THROWS_WITH_AS(logratio::correct(tiny().view(), o, small, m), doctest::Contains("rollout_is_weights: 3 elements"),
+                         logratio::shape_error);
+    // corrupt serialized state
+    auto bytes = logratio::correct_range(tiny().view(), 0, 2, o, w.data(), m.data()).serialize();
+    bytes.resize(bytes.size() - 3);
+    CHECK_THROWS_AS(logratio::correction_accumulator::deserialize(bytes), logratio::format_error);
+}
