@@ -38,6 +38,10 @@ inline is_level parse_is_level(const std::string& s) {
 
 /// Truncated importance sampling (TIS).
 struct is_options {
+    is_options() = default;
+    is_options(is_level l, double c, std::optional<double> c_low = std::nullopt, bool normalize = false)
+        : level(l), upper(c), lower(c_low), batch_normalize(normalize) {}
+
     is_level level = is_level::token;
     double upper = 2.0;            ///< C: weights are truncated to min(w, C)
     std::optional<double> lower;   ///< c_low: optional lower truncation max(w, c_low)

@@ -95,6 +95,18 @@ int main(int argc, char** argv) {
     };
     write_st(dir + "/good.safetensors", good(tr, ro));
     {
+        // old_logprobs = l_T under the rollout's weights: numeric part = old - ro, lag part = tr - old
+        std::vector<float> old(B * T);
+        for (std::uint64_t i = 0; i < B * T; ++i) old[i] = ro[i] + 0.0005f;
+        auto es = good(tr, ro);
+        es.push_back(make("old_logprobs", "F32", {B, T}, old));
+        write_st(dir + "/lag.safetensors", es);
+        std::vector<float> old7(B * 7, -1.0f);
+        auto bad = good(tr, ro);
+        bad.push_back(make("old_logprobs", "F32", {B, 7}, old7));
+        write_st(dir + "/lag_bad_shape.safetensors", bad);
+    }
+    {
         auto r = ro;
         r[2 * T + 5] = std::nanf("");
         write_st(dir + "/nan.safetensors", good(tr, r));

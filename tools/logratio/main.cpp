@@ -2,11 +2,15 @@
 //
 //   logratio panel FILE.safetensors [--json] [--threads N] [--no-quantiles]
 //   logratio panel --train a.npy --rollout b.npy (--mask m.npy | --offsets o.npy) [--json]
+//   logratio correct FILE.safetensors [--is L --is-threshold C [--is-lower c] [--batch-normalize]]
+//                    [--rs OPTIONS --rs-threshold T[,T...] [--rs-threshold-lower L]] [--veto TAU]
+//                    [--json] [--prefix P] [--out OUT.safetensors]
 //   logratio info
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +24,7 @@
 #include "npy.hpp"
 #include "panel_input.hpp"
 #include "safetensors.hpp"
+#include "safetensors_writer.hpp"
 
 namespace {
 
@@ -30,11 +35,19 @@ struct input_args {
 };
 
 struct panel_args : input_args {
+    std::string old;  ///< tensor (or .npy) of l_T under the rollout's weights
     bool json = false;
     bool no_quantiles = false;
     unsigned threads = 1;
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
+};
+
+struct correct_args : input_args {
+    std::string is, rs, rs_threshold, out, prefix;
+    std::optional<double> is_threshold, is_lower, rs_lower, veto;
+    bool batch_normalize = false, json = false;
+    unsigned threads = 1;
 };
 
 struct quantile_args : input_args {
@@ -117,19 +130,141 @@ logratio::nonfinite_policy policy(const std::string& s) {
     return s == "omit" ? logratio::nonfinite_policy::omit : logratio::nonfinite_policy::raise;
 }
 
+/// The old_logprobs tensor: --old names a tensor of the safetensors file
+/// (or a .npy file with --train/--rollout); without --old a tensor named
+/// old_logprobs is used when present.
+const logratio_cli::tensor* find_old(const panel_args& a, loaded_inputs& L) {
+    if (a.old.empty()) return L.st ? L.st->find("old_logprobs") : nullptr;
+    if (L.st) {
+        const auto* t = L.st->find(a.old);
+        if (!t) throw logratio::shape_error(a.file + ": --old: no tensor '" + a.old + "'");
+        return t;
+    }
+    L.files.push_back(std::make_unique<mapped_file>(a.old));
+    L.npys.push_back(logratio_cli::parse_npy(*L.files.back(), "old_logprobs"));
+    return &L.npys.back();
+}
+
+nlohmann::ordered_json part_json(const logratio::mismatch_part& p) {
+    return {{"delta_mean", p.delta_mean}, {"delta_abs_mean", p.delta_abs_mean}, {"delta_std", p.delta_std},
+            {"kl_k3", p.kl_k3}};
+}
+
 int run_panel(const panel_args& a) {
     logratio::panel_options opt;
     opt.abs_delta_thresholds = a.thresholds;
     opt.nonfinite = policy(a.nonfinite);
     loaded_inputs L;
     load_inputs(a, L);
+    const logratio_cli::tensor* old = find_old(a, L);
+    if (old) {
+        if (old->type != L.in.train->type)
+            throw logratio::shape_error(std::string("dtype mismatch: old_logprobs is ") +
+                                        logratio_cli::dtype_label(old->type) + ", train_logprobs is " +
+                                        logratio_cli::dtype_label(L.in.train->type));
+        if (old->shape != L.in.train->shape)
+            throw logratio::shape_error("shape mismatch: old_logprobs is " + old->shape_string() +
+                                        ", train_logprobs is " + L.in.train->shape_string());
+    }
     logratio::panel result;
+    std::optional<logratio::mismatch_split> split;
     logratio_cli::with_panel_view(L.in, [&](const auto& view) {
         result = logratio::compute_panel(view, opt, a.threads);
         if (!a.no_quantiles) logratio::add_panel_quantiles(result, view, opt.nonfinite);
+        if (old) {
+            using T = typename std::decay_t<decltype(view)>::value_type;
+            std::vector<std::unique_ptr<unsigned char[]>> keep;
+            split = logratio::split_mismatch(view, logratio_cli::input_detail::typed<T>(*old, keep), opt, a.threads);
+        }
     });
-    if (a.json) print_json(result);
-    else print_table(result);
+    if (a.json) {
+        if (!split) {
+            print_json(result);
+            return 0;
+        }
+        // SPEC's keys, then the numeric-vs-lag split under one extra key.
+        nlohmann::ordered_json j = nlohmann::ordered_json::parse([&] {
+            std::ostringstream os;
+            std::streambuf* prev = std::cout.rdbuf(os.rdbuf());
+            print_json(result);
+            std::cout.rdbuf(prev);
+            return os.str();
+        }());
+        j["mismatch_split"] = {{"total", part_json(split->total)},
+                               {"numeric", part_json(split->numeric)},
+                               {"lag", part_json(split->lag)}};
+        std::cout << j.dump(1) << "\n";
+        return 0;
+    }
+    print_table(result);
+    if (split) {
+        std::printf("\nnumeric mismatch vs policy lag (%llu tokens)\n", static_cast<unsigned long long>(split->tokens));
+        std::printf("%-34s %14s %14s %14s %14s\n", "part", "delta_mean", "delta_abs_mean", "delta_std", "kl_k3");
+        auto row = [](const char* name, const logratio::mismatch_part& p) {
+            std::printf("%-34s % 14.6e % 14.6e % 14.6e % 14.6e\n", name, p.delta_mean, p.delta_abs_mean, p.delta_std,
+                        p.kl_k3);
+        };
+        row("total   l_T(new) - l_E(old)", split->total);
+        row("numeric l_T(old) - l_E(old)", split->numeric);
+        row("lag     l_T(new) - l_T(old)", split->lag);
+    }
+    return 0;
+}
+
+logratio::correction_options correction_options_of(const correct_args& a) {
+    logratio::correction_options o;
+    if (!a.is.empty()) {
+        logratio::is_options io;
+        io.level = logratio::parse_is_level(a.is);
+        if (a.is_threshold) io.upper = *a.is_threshold;
+        io.lower = a.is_lower;
+        io.batch_normalize = a.batch_normalize;
+        o.is = io;
+    } else if (a.is_threshold || a.is_lower || a.batch_normalize) {
+        throw logratio::error("--is-threshold, --is-lower and --batch-normalize need --is token|sequence|geometric");
+    }
+    if (!a.rs.empty()) {
+        if (a.rs_threshold.empty()) throw logratio::error("--rs needs --rs-threshold");
+        o.rejection = logratio::parse_rejection(a.rs, a.rs_threshold, a.rs_lower);
+    } else if (!a.rs_threshold.empty() || a.rs_lower) {
+        throw logratio::error("--rs-threshold and --rs-threshold-lower need --rs");
+    }
+    o.veto = a.veto;
+    o.validate();
+    return o;
+}
+
+int run_correct(const correct_args& a) {
+    const logratio::correction_options o = correction_options_of(a);
+    loaded_inputs L;
+    load_inputs(a, L);
+    logratio::correction_result r;
+    std::vector<float> weights;
+    std::vector<std::uint8_t> mask;
+    logratio_cli::with_panel_view(L.in, [&](const auto& view) {
+        if (o.is) weights.resize(view.size());
+        mask.resize(view.size());
+        r = logratio::correct(view, o, o.is ? weights.data() : nullptr, mask.data(), a.threads);
+    });
+    if (!a.out.empty()) {
+        const auto& shape = L.in.train->shape;
+        std::vector<logratio_cli::output_tensor> t;
+        if (o.is) t.push_back({"rollout_is_weights", logratio_cli::dtype::f32, shape, weights.data(), 4 * weights.size()});
+        t.push_back({"response_mask", logratio_cli::dtype::u8, shape, mask.data(), mask.size()});
+        logratio_cli::write_safetensors(a.out, t, {{"producer", std::string("logratio ") + LOGRATIO_VERSION_STRING}});
+    }
+    const auto entries = logratio::correction_entries(r, a.prefix);
+    if (a.json) {
+        nlohmann::ordered_json j = nlohmann::ordered_json::object();
+        for (const auto& e : entries) j[e.first] = e.second;
+        std::cout << j.dump(1) << "\n";
+        return 0;
+    }
+    std::printf("correction of %llu tokens in %llu sequences\n", static_cast<unsigned long long>(r.tokens),
+                static_cast<unsigned long long>(r.sequences));
+    std::printf("%-50s %s\n", "metric", "value");
+    for (const auto& e : entries) std::printf("%-50s % .10g\n", e.first.c_str(), e.second);
+    if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
     return 0;
 }
 
@@ -202,6 +337,28 @@ int main(int argc, char** argv) {
     panel->add_option("--nonfinite", pa.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
         ->check(CLI::IsMember({"raise", "omit"}));
 
+    panel->add_option("--old", pa.old,
+                      "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: "
+                      "split the mismatch into numeric and policy lag (default: a tensor named old_logprobs)");
+
+    correct_args ca;
+    auto* corr = app.add_subcommand("correct", "IS weights (TIS), rejection masks (MIS) and veto, with verl's metrics");
+    add_input_options(corr, ca);
+    corr->add_option("--is", ca.is, "IS weight level: token, sequence or geometric")
+        ->check(CLI::IsMember({"token", "sequence", "geometric"}));
+    corr->add_option("--is-threshold", ca.is_threshold, "upper truncation C of the IS weights (default 2)");
+    corr->add_option("--is-lower", ca.is_lower, "lower truncation c_low of the IS weights (two-sided clip)");
+    corr->add_flag("--batch-normalize", ca.batch_normalize, "normalise the weights to mean 1 over the batch");
+    corr->add_option("--rs", ca.rs, "rejection options, comma-separated, as verl's rollout_rs (e.g. token_k1,seq_max_k2)");
+    corr->add_option("--rs-threshold", ca.rs_threshold,
+                     "thresholds as verl's rollout_rs_threshold: one, or one per option (k1: lower_upper or u)");
+    corr->add_option("--rs-threshold-lower", ca.rs_lower, "lower ratio bound of the aliases token/sequence/geometric");
+    corr->add_option("--veto", ca.veto, "reject a sequence if any token has rho below this");
+    corr->add_flag("--json", ca.json, "one JSON object of the metrics (verl's names)");
+    corr->add_option("--prefix", ca.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
+    corr->add_option("--out", ca.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
+    corr->add_option("--threads", ca.threads, "threads")->check(CLI::Range(1u, 1024u));
+
     quantile_args qa;
     auto* quant = app.add_subcommand("quantiles", "exact (or sketched) quantiles of delta, |delta| or the ratio");
     add_input_options(quant, qa);
@@ -224,6 +381,7 @@ int main(int argc, char** argv) {
     try {
         if (*panel) return run_panel(pa);
         if (*quant) return run_quantiles(qa);
+        if (*corr) return run_correct(ca);
         if (*info) {
             std::printf("logratio %s\nsimd %s\n", LOGRATIO_VERSION_STRING, xsimd::default_arch::name());
             return 0;
