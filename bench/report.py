@@ -62,3 +62,16 @@ for name, b in q.items():
     vps = b["items_per_second"]
     ratio = f"{vps / numpy['quantiles7_values_per_s']:.1f}" if kind in ("exact_quantiles", "nth_element_per_quantile") else ""
     print(f"| {kind} | {vps / 1e6:.0f} | {ratio} |")
+
+nc = json.load(open(f"{out}/numpy_correction.json"))["correction_tokens_per_s"]
+print("\nImportance-sampling correction (`correct`): token TIS C=2 + token_k1 band + token_k3 rejection + veto, "
+      "every verl metric, float32 weights and uint8 mask written (14 bytes/token moved). "
+      f"numpy doing the same operations in float64 (bench/numpy_correction.py): {nc / 1e6:.1f} M tokens/s.\n")
+print("| level | benchmark | tokens | threads | M tokens/s | x numpy |")
+print("|---|---|---|---|---|---|")
+for level in levels:
+    for name, b in medians(f"{out}/correction_{level}.json").items():
+        parts = name.split("/")
+        threads = parts[2] if parts[0] == "correct_token" and len(parts) > 3 else "1"
+        tps = b["items_per_second"]
+        print(f"| {level} | {parts[0]} | 2^{parts[1]} | {threads} | {tps / 1e6:.0f} | {tps / nc:.0f} |")

@@ -37,7 +37,8 @@ struct correction_outputs {
     std::uint8_t* mask = nullptr;
 };
 
-/// Stores lanes [0, n) of a batch into dst, converting to W.
+/// Stores lanes [0, n) of a batch into dst, converting to W (a full batch
+/// with one vector store on AVX2/AVX-512).
 template <class V, class W>
 LOGRATIO_ALWAYS_INLINE inline void store_lanes(const V& x, W* dst, std::size_t n) noexcept {
     using ops = simd_ops<V>;
@@ -45,11 +46,72 @@ LOGRATIO_ALWAYS_INLINE inline void store_lanes(const V& x, W* dst, std::size_t n
         (void)n;
         *dst = static_cast<W>(x);
     } else {
+#if LOGRATIO_X86
+        if constexpr ((is_avx512<typename V::arch_type> || is_avx2<typename V::arch_type>) &&
+                      (std::is_same<W, float>::value || std::is_same<W, double>::value)) {
+            if (n == ops::size) return store_narrow<typename V::arch_type>(dst, x);
+        }
+#endif
         alignas(64) double t[ops::size];
         x.store_aligned(t);
         for (std::size_t k = 0; k < n; ++k) dst[k] = static_cast<W>(t[k]);
     }
 }
+
+/// Stores lanes [0, n) of a mask as bytes 0/1.
+template <class V>
+LOGRATIO_ALWAYS_INLINE inline void store_mask_lanes(const typename simd_ops<V>::mask& m, std::uint8_t* dst,
+                                                    std::size_t n) noexcept {
+    using ops = simd_ops<V>;
+    if constexpr (ops::size == 1) {
+        (void)n;
+        *dst = m ? 1 : 0;
+    } else {
+#if LOGRATIO_X86
+        if constexpr (is_avx512<typename V::arch_type> || is_avx2<typename V::arch_type>) {
+            if (n == ops::size) return store_mask_bytes<typename V::arch_type>(dst, m);
+        }
+#endif
+        store_lanes<V, std::uint8_t>(ops::select(m, ops::splat(1.0), ops::splat(0.0)), dst, n);
+    }
+}
+
+/// Lane counters: a mask's true lanes added as 1.0 per lane (exact below
+/// 2^53 per lane), summed once at the end -- cheaper than a popcount per
+/// mask on the vector-heavy phase 2.
+template <class V>
+LOGRATIO_ALWAYS_INLINE inline void tally(V& c, const typename simd_ops<V>::mask& m) noexcept {
+    using ops = simd_ops<V>;
+    if constexpr (ops::size == 1) {
+        c += m ? 1.0 : 0.0;
+    } else {
+#if LOGRATIO_X86
+        if constexpr (is_avx512<typename V::arch_type>) {
+            c = V(_mm512_mask_add_pd(c, m, c, _mm512_set1_pd(1.0)));
+            return;
+        }
+#endif
+        c = c + ops::select(m, ops::splat(1.0), ops::splat(0.0));
+    }
+}
+template <class V>
+inline std::uint64_t tally_total(const V& c) noexcept {
+    return static_cast<std::uint64_t>(simd_ops<V>::sum(c));
+}
+
+/// Per-sequence lane sums: count, delta, l_T, l_E, the largest log-prob
+/// (validation), dc, and, when a sequence option needs them, k2/k3 sums and
+/// maxima.
+template <class V>
+struct row_sums {
+    using ops = simd_ops<V>;
+    std::uint64_t n = 0;
+    V d = ops::splat(0.0), t = ops::splat(0.0), r = ops::splat(0.0);
+    V top = ops::splat(-std::numeric_limits<double>::infinity());
+    V dmin = ops::splat(std::numeric_limits<double>::infinity());
+    V dc = ops::splat(0.0), k2 = ops::splat(0.0), k3 = ops::splat(0.0), k2max = ops::splat(0.0),
+      k3max = ops::splat(0.0);
+};
 
 template <class V, class W, class T, class M>
 correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
@@ -61,7 +123,7 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
 
     correction_accumulator acc(o);
     chunk_buffers buf;
-    const V zero = ops::splat(0.0), one = ops::splat(1.0);
+    const V zero = ops::splat(0.0), one = ops::splat(1.0), half = ops::splat(0.5);
     const V lo20 = ops::splat(-clamp_log_ratio), hi20 = ops::splat(clamp_log_ratio);
     const V pinf = ops::splat(std::numeric_limits<double>::infinity());
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
@@ -70,80 +132,268 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
     // ---- what is needed
     const bool has_is = o.is.has_value();
     const bool tok_is = has_is && o.is->level == is_level::token;
-    const double C = has_is ? o.is->upper : 0.0;
-    const double c_lo = has_is ? o.is->metric_lower() : 0.0;
+    const double C = has_is ? o.is->upper : 1.0;
+    const double c_lo = has_is ? o.is->metric_lower() : 1.0;
     const bool clip_low = has_is && o.is->lower.has_value();
-    const V vC = ops::splat(C), vclo = ops::splat(c_lo);
-    const double log_C = has_is ? std::log(C) : 0.0, log_clo = has_is ? std::log(c_lo) : 0.0;
+    const V vC = ops::splat(C), vclo = ops::splat(c_lo), vclip = ops::splat(clip_low ? *o.is->lower : 0.0);
+    const double log_C = std::log(C), log_clo = std::log(c_lo);
+    // masked-out lanes carry delta = dc = 0, rho = 1, k = 0: a threshold test
+    // that those values fail needs no masking
+    const bool w_one_inside = c_lo <= 1.0 && 1.0 <= C;
 
-    // token rejection options, by statistic (at most one each)
-    int tok_opt[3] = {-1, -1, -1};
-    bool seq_needs[3] = {false, false, false};
+    int tok_opt[3] = {-1, -1, -1};  // token rejection options by statistic (at most one each)
+    bool any_seq_rs = false, need_k = false;
     for (std::size_t k = 0; k < o.rejection.size(); ++k) {
         const rs_option& r = o.rejection[k];
-        if (r.is_token_level()) tok_opt[static_cast<int>(r.stat)] = static_cast<int>(k);
-        else seq_needs[static_cast<int>(r.stat)] = true;
+        if (r.is_token_level()) {
+            tok_opt[static_cast<int>(r.stat)] = static_cast<int>(k);
+        } else {
+            any_seq_rs = true;
+            need_k = need_k || r.stat != rs_stat::k1;
+        }
     }
     const bool any_tok_rs = tok_opt[0] >= 0 || tok_opt[1] >= 0 || tok_opt[2] >= 0;
+    double tlo_d[3] = {0, 0, 0}, tup_d[3] = {0, 0, 0};
     V tlo[3], tup[3];
     for (int j = 0; j < 3; ++j) {
-        const double lo = tok_opt[j] >= 0 ? o.rejection[tok_opt[j]].stat_lower() : 0.0;
-        const double up = tok_opt[j] >= 0 ? o.rejection[tok_opt[j]].stat_upper() : 0.0;
-        tlo[j] = ops::splat(lo);
-        tup[j] = ops::splat(up);
+        if (tok_opt[j] >= 0) {
+            tlo_d[j] = o.rejection[static_cast<std::size_t>(tok_opt[j])].stat_lower();
+            tup_d[j] = o.rejection[static_cast<std::size_t>(tok_opt[j])].stat_upper();
+        }
+        tlo[j] = ops::splat(tlo_d[j]);
+        tup[j] = ops::splat(tup_d[j]);
     }
-    const bool need_k = seq_needs[1] || seq_needs[2];
+    const bool k1_zero_inside = tlo_d[0] <= 0.0 && 0.0 <= tup_d[0];
     const double log_veto = o.veto ? std::log(*o.veto) : -std::numeric_limits<double>::infinity();
+    const V vlog_veto = ops::splat(log_veto);
+    const bool veto_on_zero = log_veto > 0.0;  // delta = 0 already below the veto
+    // Phase 1 runs only when a decision for the whole sequence must precede
+    // its tokens (sequence-level IS weight or sequence rejection option);
+    // otherwise phase 2 also takes the sequence sums (and a veto, known at
+    // the end of the sequence, rewrites its mask).
+    const bool need_phase1 = (has_is && !tok_is) || any_seq_rs;
 
-    // ---- token-level lane accumulators (reduced at the end)
-    V a_k3 = zero, a_chi2 = zero;
-    V a_w = zero, a_c = zero, a_c2 = zero, a_wmin = pinf, a_wmax = ninf, a_t = zero;
+    // ---- lane accumulators over all tokens (reduced at the end)
+    V a_k3 = zero, a_chi2 = zero, a_dcmin = pinf, a_dcmax = ninf;
+    V a_c = zero, a_c2 = zero, a_t = zero, a_e = zero;
     V a_post = zero, a_pmin = pinf, a_pmax = ninf;
-    std::uint64_t n_hi = 0, n_lo = 0, n_kept = 0, n_changed = 0, n_rs_rej = 0;
-    V r_x[3] = {zero, zero, zero}, r_xc[3] = {zero, zero, zero}, r_xc2[3] = {zero, zero, zero};
-    V r_min[3] = {pinf, pinf, pinf}, r_max[3] = {ninf, ninf, ninf};
-    std::uint64_t r_hi[3] = {0, 0, 0}, r_lo[3] = {0, 0, 0}, r_rej[3] = {0, 0, 0};
+    V n_hi = zero, n_lo = zero, n_kept = zero, n_changed = zero, n_rs_rej = zero, n_veto = zero;
+    V r_xc[3] = {zero, zero, zero}, r_xc2[3] = {zero, zero, zero};
+    V r_min[3] = {pinf, pinf, pinf};
+    V r_hi[3] = {zero, zero, zero}, r_lo[3] = {zero, zero, zero};
     double k3_fix = 0.0;  // exact k3_kl correction for |delta| > 20 lanes
 
     for (std::uint64_t s = s0; s < s1; ++s) {
         const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+        row_sums<V> rs;
+        double row_fix = 0.0;  // phase 2: sum of (delta - dc) over the rare |delta| > 20 tokens
+        auto add_row = [&](const V& t, const V& r, const V& d, const V& dc, mask_t on, bool sum_d)
+                           LOGRATIO_ALWAYS_INLINE {
+            rs.top = ops::max(rs.top, ops::max(t, r));
+            rs.n += ops::count(on);
+            if (sum_d) rs.d = rs.d + d;
+            rs.t = rs.t + t;
+            rs.r = rs.r + r;
+            rs.dc = rs.dc + dc;
+        };
+        auto validate = [&] {
+            if (!std::isfinite(ops::sum(rs.t)) || !std::isfinite(ops::sum(rs.r)) || !ops::none(rs.top > tol))
+                throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), nonfinite_policy::raise,
+                                o.positive_tolerance);
+        };
 
-        // ---- phase 1: per-sequence sums and validation
-        std::uint64_t row_n = 0;
-        V p_d = zero, p_t = zero, p_r = zero, p_top = ninf, p_dmin = pinf;
-        V p_dc = zero, p_k2 = zero, p_k3 = zero, p_k2max = zero, p_k3max = zero;
-        auto phase1 = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
-            const V t = ops::select(on, t0, zero);
-            const V r = ops::select(on, r0, zero);
-            p_top = ops::max(p_top, ops::max(t, r));
-            const V d = t - r;
-            row_n += ops::count(on);
-            p_d = p_d + d;
-            p_t = p_t + t;
-            p_r = p_r + r;
-            p_dmin = ops::min(p_dmin, ops::select(on, d, pinf));
-            const V dc = ops::min(ops::max(d, lo20), hi20);
-            p_dc = p_dc + dc;
-            if (need_k) {
-                const V k2 = V(0.5) * dc * dc;
-                const V k3 = ops::expm1(dc) - dc;
-                p_k2 = p_k2 + k2;
-                p_k3 = p_k3 + k3;
-                p_k2max = ops::max(p_k2max, k2);
-                p_k3max = ops::max(p_k3max, k3);
+        // ---- phase 1 (only when needed): the sequence's sums and decisions
+        bool row_rs_keep = true, vetoed = false;
+        double w_row = 1.0, t_row = 0.0;
+        if (need_phase1) {
+            auto phase1 = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
+                const V t = ops::select(on, t0, zero);
+                const V r = ops::select(on, r0, zero);
+                const V d = t - r;
+                const V dc = ops::min(ops::max(d, lo20), hi20);
+                add_row(t, r, d, dc, on, true);
+                rs.dmin = ops::min(rs.dmin, ops::select(on, d, pinf));
+                if (need_k) {
+                    const V k2 = half * dc * dc;
+                    const V k3 = ops::expm1(dc) - dc;
+                    rs.k2 = rs.k2 + k2;
+                    rs.k3 = rs.k3 + k3;
+                    rs.k2max = ops::max(rs.k2max, k2);
+                    rs.k3max = ops::max(rs.k3max, k3);
+                }
+            };
+            for_each_batch<V>(v, b, e, buf, phase1);
+            validate();
+            if (rs.n == 0) {  // not a sequence: outputs are 0
+                if (out.weights) std::fill(out.weights + b, out.weights + e, W(0));
+                if (out.mask) std::fill(out.mask + b, out.mask + e, std::uint8_t(0));
+                continue;
+            }
+            const double n = static_cast<double>(rs.n);
+            for (std::size_t k = 0; k < o.rejection.size(); ++k) {
+                const rs_option& r = o.rejection[k];
+                if (r.is_token_level()) continue;
+                double X;
+                if (r.stat == rs_stat::k1) X = -ops::sum(rs.dc);
+                else if (r.stat == rs_stat::k2) X = r.aggregate == rs_aggregate::seq_max ? ops::hmax(rs.k2max) : ops::sum(rs.k2);
+                else X = r.aggregate == rs_aggregate::seq_max ? ops::hmax(rs.k3max) : ops::sum(rs.k3);
+                if (r.aggregate == rs_aggregate::seq_mean) X /= n;
+                const double lo = r.stat_lower(), up = r.stat_upper();
+                const bool keep = r.stat == rs_stat::k1 ? (X >= lo && X <= up) : X <= up;
+                rs_accumulator& a = acc.rs[k];
+                a.sum_x += n * X;
+                a.xc.add(std::min(std::max(X, lo), up), n);
+                a.seq.add(X);
+                a.seq_hi += X > up;
+                a.seq_lo += r.has_lower() && X < lo;
+                a.seq_abs_max = std::max(a.seq_abs_max, std::fabs(X));
+                if (!keep) {
+                    a.rejected_tokens += rs.n;
+                    a.rejected_seqs += 1;
+                    row_rs_keep = false;
+                }
+            }
+            vetoed = o.veto && ops::hmin(rs.dmin) < log_veto;
+            if (has_is && !tok_is) {  // the sequence's IS weight
+                const double sd = ops::sum(rs.d);
+                const double lr = o.is->level == is_level::sequence ? sd : sd / n;
+                w_row = std::exp(clamp_delta(lr));
+                t_row = std::min(w_row, C);
+                if (clip_low) t_row = std::max(t_row, *o.is->lower);
+                is_accumulator& a = acc.is;
+                a.lr_min = std::min(a.lr_min, lr);
+                a.lr_max = std::max(a.lr_max, lr);
+                a.lr_hi += lr > log_C;
+                a.lr_lo += lr < log_clo;
+                a.sum_w += n * w_row;
+                a.wc.add(std::min(std::max(w_row, c_lo), C), n);
+                a.seq.add(w_row);
+                a.seq_hi += w_row > C;
+                a.seq_lo += w_row < c_lo;
+                a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(w_row - 1.0));
+                a.sum_t += n * t_row;
+                a.sum_seq_t += t_row;
+            }
+        }
+        const V v_wrow = ops::splat(w_row), v_trow = ops::splat(t_row);
+        const mask_t row_keep = ops::splat((row_rs_keep && !vetoed) ? 1.0 : 0.0) != zero;
+        const mask_t row_rs = ops::splat(row_rs_keep ? 1.0 : 0.0) != zero;
+
+        // ---- phase 2: per token
+        V q_e = zero, q_t = zero, q_x[3] = {zero, zero, zero}, q_hi[3] = {zero, zero, zero},
+          q_lo[3] = {zero, zero, zero}, q_veto = zero;
+        V q_kept = zero, q_changed = zero, q_post = zero, q_pmin = pinf, q_pmax = ninf;
+        std::uint64_t pos = b;
+        // one token rejection option (statistic J), unrolled at compile time
+        auto token_option = [&](auto J, const V& dc, const V& k3, mask_t on, mask_t& keep_rs) LOGRATIO_ALWAYS_INLINE {
+            constexpr int j = decltype(J)::value;
+            if (tok_opt[j] < 0) return;
+            if constexpr (j == 0) {  // k1 = -dc in [lo, up]; its sum and extremes come from dc
+                const V x = zero - dc;
+                mask_t hi = x > tup[j], lo = x < tlo[j];
+                V xc = ops::min(ops::max(x, tlo[j]), tup[j]);
+                if (!k1_zero_inside) {
+                    hi = hi & on;
+                    lo = lo & on;
+                    xc = ops::select(on, xc, zero);
+                }
+                tally(q_hi[j], hi);
+                tally(q_lo[j], lo);
+                r_xc[j] = r_xc[j] + xc;
+                r_xc2[j] = ops::fma(xc, xc, r_xc2[j]);
+                keep_rs = keep_rs & !(hi | lo);
+            } else {  // k2, k3 >= 0 (0 on masked-out lanes) against an upper bound
+                const V x = j == 1 ? V(half * dc * dc) : k3;
+                const mask_t hi = x > tup[j];
+                const V xc = ops::min(ops::max(x, zero), tup[j]);
+                tally(q_hi[j], hi);
+                q_x[j] = q_x[j] + x;
+                r_min[j] = ops::min(r_min[j], ops::select(on, x, pinf));
+                r_xc[j] = r_xc[j] + xc;
+                r_xc2[j] = ops::fma(xc, xc, r_xc2[j]);
+                keep_rs = keep_rs & !hi;
             }
         };
-        for_each_batch<V>(v, b, e, buf, phase1);
-        const double st = ops::sum(p_t), sr = ops::sum(p_r);
-        if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(p_top > tol))
-            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), nonfinite_policy::raise, o.positive_tolerance);
-        if (row_n == 0) {  // not a sequence: outputs are 0
-            if (out.weights) std::fill(out.weights + b, out.weights + e, W(0));
-            if (out.mask) std::fill(out.mask + b, out.mask + e, std::uint8_t(0));
-            continue;
+        auto phase2 = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
+            const V t = ops::select(on, t0, zero);
+            const V r = ops::select(on, r0, zero);
+            const V d = t - r;
+            const V dc = ops::min(ops::max(d, lo20), hi20);
+            if (!need_phase1) add_row(t, r, d, dc, on, false);  // sum delta = sum dc + row_fix
+            const V em = ops::expm1(dc);
+            const V k3 = em - dc;
+            a_k3 = a_k3 + k3;
+            a_chi2 = ops::fma(em, em + V(2.0), a_chi2);
+            a_dcmin = ops::min(a_dcmin, ops::select(on, dc, pinf));
+            a_dcmax = ops::max(a_dcmax, ops::select(on, dc, ninf));
+            if (!ops::none(ops::abs(d) > hi20)) {  // rare: k3_kl uses the unclamped delta
+                alignas(64) double dd[L];
+                alignas(64) double mm[L];
+                store_lanes<V, double>(d, dd, L);
+                store_lanes<V, double>(ops::select(on, one, zero), mm, L);
+                for (std::size_t k = 0; k < L; ++k)
+                    if (mm[k] != 0.0 && std::fabs(dd[k]) > clamp_log_ratio) {
+                        const double dck = clamp_delta(dd[k]);
+                        k3_fix += (std::expm1(dd[k]) - dd[k]) - (std::expm1(dck) - dck);
+                        row_fix += dd[k] - dck;
+                    }
+            }
+            if (o.veto) tally(q_veto, veto_on_zero ? mask_t(on & (d < vlog_veto)) : mask_t(d < vlog_veto));
+            mask_t keep_rs = on;
+            if (any_tok_rs) {
+                token_option(std::integral_constant<int, 0>{}, dc, k3, on, keep_rs);
+                token_option(std::integral_constant<int, 1>{}, dc, k3, on, keep_rs);
+                token_option(std::integral_constant<int, 2>{}, dc, k3, on, keep_rs);
+            }
+            const mask_t keep_all_rs = keep_rs & row_rs;
+            tally(n_rs_rej, on & !keep_all_rs);
+            const mask_t keep = keep_all_rs & row_keep;
+            const std::size_t lanes = static_cast<std::size_t>(std::min<std::uint64_t>(L, e - pos));
+            if (has_is) {
+                V w, tw;
+                if (tok_is) {
+                    w = em + one;
+                    tw = ops::min(w, vC);
+                    if (clip_low) tw = ops::max(tw, vclip);
+                    mask_t hi = w > vC, lo = w < vclo;
+                    V wc = ops::min(ops::max(w, vclo), vC) - one;
+                    if (!w_one_inside) {
+                        hi = hi & on;
+                        lo = lo & on;
+                        wc = ops::select(on, wc, zero);
+                    }
+                    tally(n_hi, hi);
+                    tally(n_lo, lo);
+                    a_c = a_c + wc;
+                    a_c2 = ops::fma(wc, wc, a_c2);
+                    q_e = q_e + em;
+                } else {
+                    w = v_wrow;
+                    tw = v_trow;
+                }
+                tw = ops::select(on, tw, zero);
+                q_t = q_t + tw;
+                tally(q_kept, keep);
+                tally(q_changed, on & ((tw != w) | !keep));
+                q_post = q_post + ops::select(keep, tw, zero);
+                q_pmin = ops::min(q_pmin, ops::select(keep, tw, pinf));
+                q_pmax = ops::max(q_pmax, ops::select(keep, tw, ninf));
+                if (out.weights) store_lanes<V, W>(tw, out.weights + pos, lanes);
+            }
+            if (out.mask) store_mask_lanes<V>(keep, out.mask + pos, lanes);
+            pos += L;
+        };
+        for_each_batch<V>(v, b, e, buf, phase2);
+        if (!need_phase1) {
+            validate();
+            if (rs.n == 0) continue;  // not a sequence (phase 2 wrote zeros, added nothing)
         }
+        const std::uint64_t row_n = rs.n;
         const double n = static_cast<double>(row_n);
-        const double sd = ops::sum(row_n ? p_d : zero);
+
+        // off-policy sums of the sequence
+        const double sd = need_phase1 ? ops::sum(rs.d) : ops::sum(rs.dc) + row_fix;
+        const double st = ops::sum(rs.t), sr = ops::sum(rs.r);
         const double mean_t = st / n, mean_r = sr / n;
         acc.tokens += row_n;
         acc.sequences += 1;
@@ -158,196 +408,80 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
         acc.sum_ppl_ratio += std::exp(lpd);
         acc.sum_chi2_seq += std::expm1(2.0 * clamp_delta(sd));
 
-        // sequence rejection options: decide the whole sequence now
-        bool row_rs_keep = true;
-        for (std::size_t k = 0; k < o.rejection.size(); ++k) {
-            const rs_option& r = o.rejection[k];
-            if (r.is_token_level()) continue;
-            double X;
-            if (r.stat == rs_stat::k1) X = -ops::sum(p_dc);
-            else if (r.stat == rs_stat::k2) X = r.aggregate == rs_aggregate::seq_max ? ops::hmax(p_k2max) : ops::sum(p_k2);
-            else X = r.aggregate == rs_aggregate::seq_max ? ops::hmax(p_k3max) : ops::sum(p_k3);
-            if (r.aggregate == rs_aggregate::seq_mean) X /= n;
-            const double lo = r.stat_lower(), up = r.stat_upper();
-            const bool keep = r.stat == rs_stat::k1 ? (X >= lo && X <= up) : X <= up;
-            rs_accumulator& a = acc.rs[k];
-            const double xc = std::min(std::max(X, lo), up);
-            a.sum_x += n * X;
-            a.xc.add(xc, n);
-            a.seq.add(X);
-            a.seq_hi += X > up;
-            a.seq_lo += r.has_lower() && X < lo;
-            a.seq_abs_max = std::max(a.seq_abs_max, std::fabs(X));
-            if (!keep) {
-                a.rejected_tokens += row_n;
-                a.rejected_seqs += 1;
-                row_rs_keep = false;
-            }
+        // veto without phase 1: found at the end, the sequence's mask is rewritten
+        const std::uint64_t row_veto = tally_total(q_veto);
+        n_veto = n_veto + q_veto;
+        if (!need_phase1 && row_veto > 0) {
+            vetoed = true;
+            if (out.mask) std::fill(out.mask + b, out.mask + e, std::uint8_t(0));
+            q_kept = zero;
+            q_post = zero;
+            q_pmin = pinf;
+            q_pmax = ninf;
+            q_changed = zero;
+            if (has_is) acc.is.changed += row_n;  // every token rejected
         }
-        const bool vetoed = o.veto && ops::hmin(p_dmin) < log_veto;
-
-        // sequence IS weight
-        double w_row = 1.0;
-        if (has_is && !tok_is) {
-            const double lr = o.is->level == is_level::sequence ? sd : sd / n;
-            w_row = std::exp(clamp_delta(lr));
-            is_accumulator& a = acc.is;
-            a.lr_min = std::min(a.lr_min, lr);
-            a.lr_max = std::max(a.lr_max, lr);
-            a.lr_hi += lr > log_C;
-            a.lr_lo += lr < log_clo;
-            a.sum_w += n * w_row;
-            a.wc.add(std::min(std::max(w_row, c_lo), C), n);
-            a.seq.add(w_row);
-            a.seq_hi += w_row > C;
-            a.seq_lo += w_row < c_lo;
-            a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(w_row - 1.0));
-            double t = std::min(w_row, C);
-            if (clip_low) t = std::max(t, *o.is->lower);
-            a.sum_t += n * t;
-            a.sum_seq_t += t;
-        }
-        const V v_wrow = ops::splat(w_row);
-        const mask_t row_keep = ops::splat((row_rs_keep && !vetoed) ? 1.0 : 0.0) != zero;
-        const mask_t row_rs = ops::splat(row_rs_keep ? 1.0 : 0.0) != zero;
-        const V vlo_clip = ops::splat(clip_low ? *o.is->lower : 0.0);
-
-        // ---- phase 2: per token
-        V q_w = zero, q_t = zero, q_x[3] = {zero, zero, zero};
-        std::uint64_t q_rej[3] = {0, 0, 0}, q_rsrej = 0, q_veto = 0;
-        std::uint64_t pos = b;
-        auto phase2 = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
-            const V t = ops::select(on, t0, zero);
-            const V r = ops::select(on, r0, zero);
-            const V d = t - r;
-            const V dc = ops::min(ops::max(d, lo20), hi20);
-            const V em = ops::expm1(dc);
-            const V rho = em + one;
-            a_k3 = a_k3 + (em - dc);
-            a_chi2 = ops::fma(em, em + V(2.0), a_chi2);
-            if (!ops::none(ops::abs(d) > hi20)) {  // rare: k3_kl uses the unclamped delta
-                alignas(64) double dd[L];
-                alignas(64) double mm[L];
-                store_lanes<V, double>(d, dd, L);
-                store_lanes<V, double>(ops::select(on, one, zero), mm, L);
-                for (std::size_t k = 0; k < L; ++k)
-                    if (mm[k] != 0.0 && std::fabs(dd[k]) > clamp_log_ratio) {
-                        const double dck = clamp_delta(dd[k]);
-                        k3_fix += (std::expm1(dd[k]) - dd[k]) - (std::expm1(dck) - dck);
-                    }
+        if (has_is) {
+            n_kept = n_kept + q_kept;
+            n_changed = n_changed + q_changed;
+            a_post = a_post + q_post;
+            a_pmin = ops::min(a_pmin, q_pmin);
+            a_pmax = ops::max(a_pmax, q_pmax);
+            if (tok_is) {
+                is_accumulator& a = acc.is;
+                const double m = (ops::sum(q_e) + n) / n;  // mean of w = 1 + em over the sequence
+                a.seq.add(m);
+                a.seq_hi += m > C;
+                a.seq_lo += m < c_lo;
+                a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(m - 1.0));
+                a.sum_seq_t += ops::sum(q_t) / n;
+                a_e = a_e + q_e;
+                a_t = a_t + q_t;
             }
-            if (o.veto) q_veto += ops::count(on & (d < V(log_veto)));
-            // token rejection options
-            mask_t keep_rs = on;
-            if (any_tok_rs) {
-                for (int j = 0; j < 3; ++j) {
-                    if (tok_opt[j] < 0) continue;
-                    const V x = j == 0 ? V(zero - dc) : j == 1 ? V(V(0.5) * dc * dc) : V(em - dc);
-                    const mask_t keep = j == 0 ? mask_t((x >= tlo[j]) & (x <= tup[j])) : mask_t(x <= tup[j]);
-                    const V xm = ops::select(on, x, zero);
-                    r_x[j] = r_x[j] + xm;
-                    q_x[j] = q_x[j] + xm;
-                    r_min[j] = ops::min(r_min[j], ops::select(on, x, pinf));
-                    r_max[j] = ops::max(r_max[j], ops::select(on, x, ninf));
-                    r_hi[j] += ops::count(on & (x > tup[j]));
-                    if (j == 0) r_lo[j] += ops::count(on & (x < tlo[j]));
-                    const V xc = ops::select(on, ops::min(ops::max(x, tlo[j]), tup[j]), zero);
-                    r_xc[j] = r_xc[j] + xc;
-                    r_xc2[j] = ops::fma(xc, xc, r_xc2[j]);
-                    q_rej[j] += ops::count(on & !keep);
-                    keep_rs = keep_rs & keep;
-                }
-            }
-            const mask_t keep_all_rs = keep_rs & row_rs;
-            q_rsrej += ops::count(on & !keep_all_rs);
-            const mask_t keep = keep_all_rs & row_keep;
-            // IS weight
-            if (has_is) {
-                const V w = tok_is ? rho : v_wrow;
-                V tw = ops::min(w, vC);
-                if (clip_low) tw = ops::max(tw, vlo_clip);
-                tw = ops::select(on, tw, zero);
-                if (tok_is) {
-                    const V wm = ops::select(on, w, zero);
-                    a_w = a_w + wm;
-                    q_w = q_w + wm;
-                    n_hi += ops::count(on & (w > vC));
-                    n_lo += ops::count(on & (w < vclo));
-                    a_wmin = ops::min(a_wmin, ops::select(on, w, pinf));
-                    a_wmax = ops::max(a_wmax, ops::select(on, w, ninf));
-                    const V wc = ops::select(on, ops::min(ops::max(w, vclo), vC) - one, zero);
-                    a_c = a_c + wc;
-                    a_c2 = ops::fma(wc, wc, a_c2);
-                    a_t = a_t + tw;
-                    q_t = q_t + tw;
-                }
-                n_kept += ops::count(keep);
-                n_changed += ops::count(on & ((tw != w) | !keep));
-                a_post = a_post + ops::select(keep, tw, zero);
-                a_pmin = ops::min(a_pmin, ops::select(keep, tw, pinf));
-                a_pmax = ops::max(a_pmax, ops::select(keep, tw, ninf));
-                if (out.weights) store_lanes<V, W>(tw, out.weights + pos, std::min<std::uint64_t>(L, e - pos));
-            }
-            if (out.mask)
-                store_lanes<V, std::uint8_t>(ops::select(keep, one, zero), out.mask + pos,
-                                             std::min<std::uint64_t>(L, e - pos));
-            pos += L;
-        };
-        for_each_batch<V>(v, b, e, buf, phase2);
-        if (has_is && !out.weights) {
-            // nothing to write
-        }
-        if (has_is && !tok_is) {
-            // weight was written above; nothing per-token to reduce
-        } else if (tok_is) {
-            is_accumulator& a = acc.is;
-            const double m = ops::sum(q_w) / n;
-            a.seq.add(m);
-            a.seq_hi += m > C;
-            a.seq_lo += m < c_lo;
-            a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(m - 1.0));
-            a.sum_seq_t += ops::sum(q_t) / n;
         }
         bool row_rs_rejected = !row_rs_keep;
         for (int j = 0; j < 3; ++j) {
             if (tok_opt[j] < 0) continue;
             rs_accumulator& a = acc.rs[static_cast<std::size_t>(tok_opt[j])];
-            const rs_option& r = o.rejection[static_cast<std::size_t>(tok_opt[j])];
-            const double X = ops::sum(q_x[j]) / n;
+            const double X = (j == 0 ? -ops::sum(rs.dc) : ops::sum(q_x[j])) / n;
+            a.sum_x += X * n;
             a.seq.add(X);
-            a.seq_hi += X > r.stat_upper();
-            a.seq_lo += r.has_lower() && X < r.stat_lower();
+            a.seq_hi += X > tup_d[j];
+            a.seq_lo += j == 0 && X < tlo_d[j];
             a.seq_abs_max = std::max(a.seq_abs_max, std::fabs(X));
-            if (q_rej[j]) {
+            if (tally_total(q_hi[j]) + tally_total(q_lo[j]) > 0) {
                 a.rejected_seqs += 1;
                 row_rs_rejected = true;
             }
-            r_rej[j] += q_rej[j];
+            r_hi[j] = r_hi[j] + q_hi[j];
+            r_lo[j] = r_lo[j] + q_lo[j];
         }
-        n_rs_rej += q_rsrej;
         acc.rs_rejected_seqs += row_rs_rejected;
         acc.veto_seqs += vetoed;
-        acc.veto_tokens += q_veto;
     }
 
     // ---- reduce the lanes
     acc.sum_k3 = ops::sum(a_k3) + k3_fix;
     acc.sum_chi2 = ops::sum(a_chi2);
-    acc.rs_rejected_tokens = n_rs_rej;
+    acc.rs_rejected_tokens = tally_total(n_rs_rej);
+    acc.veto_tokens = tally_total(n_veto);
+    const double dcmin = ops::hmin(a_dcmin), dcmax = ops::hmax(a_dcmax);
     if (has_is) {
         is_accumulator& a = acc.is;
-        if (tok_is) {
-            a.sum_w = ops::sum(a_w);
+        if (tok_is && acc.tokens) {
+            // w = 1 + expm1(dc) is monotone in dc: its extremes are those of dc
+            // (the same lane arithmetic as the tokens')
+            a.sum_w = ops::sum(a_e) + static_cast<double>(acc.tokens);
             a.sum_c = ops::sum(a_c);
             a.sum_c2 = ops::sum(a_c2);
-            a.w_min = ops::hmin(a_wmin);
-            a.w_max = ops::hmax(a_wmax);
-            a.tok_hi = n_hi;
-            a.tok_lo = n_lo;
+            a.w_min = ops::sum(ops::expm1(ops::splat(dcmin))) / static_cast<double>(L) + 1.0;
+            a.w_max = ops::sum(ops::expm1(ops::splat(dcmax))) / static_cast<double>(L) + 1.0;
+            a.tok_hi = tally_total(n_hi);
+            a.tok_lo = tally_total(n_lo);
             a.sum_t = ops::sum(a_t);
         }
-        a.kept = n_kept;
-        a.changed = n_changed;
+        a.kept = tally_total(n_kept);
+        a.changed += tally_total(n_changed);
         a.post_sum = ops::sum(a_post);
         a.post_min = ops::hmin(a_pmin);
         a.post_max = ops::hmax(a_pmax);
@@ -355,14 +489,24 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
     for (int j = 0; j < 3; ++j) {
         if (tok_opt[j] < 0) continue;
         rs_accumulator& a = acc.rs[static_cast<std::size_t>(tok_opt[j])];
-        a.sum_x = ops::sum(r_x[j]);
         a.sum_xc = ops::sum(r_xc[j]);
         a.sum_xc2 = ops::sum(r_xc2[j]);
-        a.tok_min = ops::hmin(r_min[j]);
-        a.tok_max = ops::hmax(r_max[j]);
-        a.tok_hi = r_hi[j];
-        a.tok_lo = r_lo[j];
-        a.rejected_tokens = r_rej[j];
+        if (j == 0) {  // k1 = -dc
+            a.tok_min = acc.tokens ? -dcmax : detail::inf64;
+            a.tok_max = acc.tokens ? -dcmin : -detail::inf64;
+        } else {
+            // k2, k3 are convex in dc with their minimum at 0: the maximum is at
+            // an extreme of dc (the same lane arithmetic as the tokens')
+            a.tok_min = ops::hmin(r_min[j]);
+            auto stat = [&](double x) {
+                const V dc = ops::splat(x);
+                return ops::hmax(j == 1 ? V(half * dc * dc) : V(ops::expm1(dc) - dc));
+            };
+            a.tok_max = acc.tokens ? std::max(stat(dcmin), stat(dcmax)) : -detail::inf64;
+        }
+        a.tok_hi = tally_total(r_hi[j]);
+        a.tok_lo = tally_total(r_lo[j]);
+        a.rejected_tokens = a.tok_hi + a.tok_lo;
     }
     return acc;
 }

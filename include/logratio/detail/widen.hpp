@@ -78,6 +78,34 @@ typename xsimd::batch<double, A>::batch_bool_type widen_mask(const M* p) noexcep
         return typename B::batch_bool_type(_mm256_castsi256_pd(_mm256_xor_si256(zero, _mm256_set1_epi64x(-1))));
     }
 }
+
+/// Stores a full batch as W (float: narrowed, rounding to nearest; double).
+template <class A, class W>
+void store_narrow(W* p, const xsimd::batch<double, A>& x) noexcept {
+    if constexpr (std::is_same<W, double>::value) {
+        x.store_unaligned(p);
+    } else if constexpr (is_avx512<A>) {
+        _mm256_storeu_ps(p, _mm512_cvtpd_ps(x));
+    } else {
+        _mm_storeu_ps(p, _mm256_cvtpd_ps(x));
+    }
+}
+
+/// Stores a full batch_bool as bytes 0/1.
+template <class A>
+void store_mask_bytes(std::uint8_t* p, const typename xsimd::batch<double, A>::batch_bool_type& m) noexcept {
+    if constexpr (is_avx512<A>) {
+        const __mmask8 k = m;  // lanes -> 0/1 qwords -> bytes (AVX-512F only)
+        const __m128i b = _mm512_cvtepi64_epi8(_mm512_maskz_mov_epi64(k, _mm512_set1_epi64(1)));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(p), b);
+    } else {
+        static constexpr std::uint32_t spread[16] = {
+            0x00000000u, 0x00000001u, 0x00000100u, 0x00000101u, 0x00010000u, 0x00010001u, 0x00010100u, 0x00010101u,
+            0x01000000u, 0x01000001u, 0x01000100u, 0x01000101u, 0x01010000u, 0x01010001u, 0x01010100u, 0x01010101u};
+        const std::uint32_t four = spread[_mm256_movemask_pd(m) & 15];
+        std::memcpy(p, &four, 4);
+    }
+}
 #endif
 
 }  // namespace detail
