@@ -14,3 +14,4 @@
 #include "correction_accumulator.hpp"
 #include "correction.hpp"
 #include "mismatch_split.hpp"
+#include "logits.hpp"

@@ -32,6 +32,7 @@ struct simd_ops<double> {
     static double max(double a, double b) noexcept { return std::max(a, b); }
     static double fma(double a, double b, double c) noexcept { return a * b + c; }
     static double expm1(double x) noexcept { return std::expm1(x); }
+    static double exp(double x) noexcept { return std::exp(x); }
     static double sum(double x) noexcept { return x; }
     static double hmin(double x) noexcept { return x; }
     static double hmax(double x) noexcept { return x; }
@@ -55,6 +56,8 @@ struct simd_ops<xsimd::batch<double, A>> {
     // paths see the same per-token terms.
     static value fma(const value& a, const value& b, const value& c) noexcept { return a * b + c; }
     static value expm1(const value& x) noexcept { return expm1_clamped(x); }
+    /// exp over the whole double range (xsimd's; -inf gives 0)
+    static value exp(const value& x) noexcept { return xsimd::exp(x); }
     /// all lanes of a mask false?
     static bool none(const mask& m) noexcept { return !xsimd::any(m); }
     /// number of true lanes (a scalar popcount: keeps counting off the vector ports)

@@ -1,0 +1,286 @@
+// Entropy / KL / TV from full logits (logits.hpp).
+//
+// Expected values: the fixtures' expected.json "logits" arrays (float64
+// reference of the shared fixtures); hand-made rows checked against closed
+// forms (uniform, one-hot, identical rows) and against a naive long-double
+// softmax reference written here (two passes, one entry at a time).
+#include "test_util.hpp"
+
+namespace {
+
+using logratio::logits_row;
+using logratio::logits_view;
+
+/// SPEC for logits: 1e-6 relative or 1e-9 absolute, whichever is larger.
+bool logits_close(double got, double want) {
+    return std::fabs(got - want) <= std::max(1e-9, 1e-6 * std::fabs(want));
+}
+
+struct naive {
+    long double hz, hy, kzy, kyz, tv, lpz, lpy;
+};
+
+template <class T>
+naive naive_row(const T* z, const T* y, std::size_t n, std::size_t tok, double temp = 1.0) {
+    long double mz = -INFINITY, my = -INFINITY;
+    for (std::size_t i = 0; i < n; ++i) {
+        mz = std::max<long double>(mz, logratio::to_double(z[i]) / temp);
+        my = std::max<long double>(my, logratio::to_double(y[i]) / temp);
+    }
+    long double sz = 0, sy = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        sz += std::exp(logratio::to_double(z[i]) / temp - mz);
+        sy += std::exp(logratio::to_double(y[i]) / temp - my);
+    }
+    naive r{0, 0, 0, 0, 0, 0, 0};
+    for (std::size_t i = 0; i < n; ++i) {
+        const long double lp = logratio::to_double(z[i]) / temp - mz - std::log(sz);
+        const long double lq = logratio::to_double(y[i]) / temp - my - std::log(sy);
+        const long double p = std::exp(lp), q = std::exp(lq);
+        if (p > 0) r.hz -= p * lp, r.kzy += p * (lp - lq);
+        if (q > 0) r.hy -= q * lq, r.kyz += q * (lq - lp);
+        r.tv += std::fabs(p - q) / 2;
+        if (i == tok) r.lpz = lp, r.lpy = lq;
+    }
+    return r;
+}
+
+void check_naive(const logits_row& r, const naive& w) {
+    CHECK(logits_close(r.train_entropy, double(w.hz)));
+    CHECK(logits_close(r.rollout_entropy, double(w.hy)));
+    CHECK(logits_close(r.kl_train_rollout, double(w.kzy)));
+    CHECK(logits_close(r.kl_rollout_train, double(w.kyz)));
+    CHECK(logits_close(r.tv, double(w.tv)));
+    CHECK(logits_close(r.train_logprob, double(w.lpz)));
+    CHECK(logits_close(r.rollout_logprob, double(w.lpy)));
+}
+
+}  // namespace
+
+TEST_CASE("logits: fixtures match expected.json per row (SIMD and scalar)") {
+    for (const std::string size : {"small", "medium"}) {
+        CAPTURE(size);
+        logratio_cli::mapped_file f(test::data_path(size + "/logits.safetensors"));
+        const auto st = logratio_cli::parse_safetensors(f);
+        const auto* tz = st.find("train_logits");
+        const auto* ty = st.find("rollout_logits");
+        const auto* tt = st.find("tokens");
+        REQUIRE((tz && ty && tt));
+        REQUIRE(tz->type == logratio_cli::dtype::f32);
+        REQUIRE(tt->type == logratio_cli::dtype::i64);
+        const std::uint64_t N = tz->shape[0], V = tz->shape[1];
+        std::vector<float> z(N * V), y(N * V);
+        std::vector<std::int64_t> tok(N);
+        std::memcpy(z.data(), tz->data, tz->nbytes);
+        std::memcpy(y.data(), ty->data, ty->nbytes);
+        std::memcpy(tok.data(), tt->data, tt->nbytes);
+        logits_view<float> a(z.data(), N, V), b(y.data(), N, V);
+        std::vector<logits_row> simd(N), scalar(N), threaded(N);
+        logratio::compute_logits(a, b, tok.data(), simd.data());
+        logratio::compute_logits_scalar(a, b, tok.data(), scalar.data());
+        logratio::compute_logits(a, b, tok.data(), threaded.data(), {}, 2);
+        const auto j = test::load_json(test::data_path(size + "/expected.json")).at("logits");
+        auto col = [&](const char* k) { return j.at(k).get<std::vector<double>>(); };
+        const auto hz = col("train_entropy"), hy = col("rollout_entropy"), kzy = col("kl_train_rollout"),
+                   kyz = col("kl_rollout_train"), tv = col("tv"), lpz = col("train_logprob"),
+                   lpy = col("rollout_logprob");
+        REQUIRE(hz.size() == N);
+        for (std::uint64_t i = 0; i < N; ++i) {
+            CAPTURE(i);
+            for (const logits_row* r : {&simd[i], &scalar[i], &threaded[i]}) {
+                CHECK(logits_close(r->train_entropy, hz[i]));
+                CHECK(logits_close(r->rollout_entropy, hy[i]));
+                CHECK(logits_close(r->kl_train_rollout, kzy[i]));
+                CHECK(logits_close(r->kl_rollout_train, kyz[i]));
+                CHECK(logits_close(r->tv, tv[i]));
+                CHECK(logits_close(r->train_logprob, lpz[i]));
+                CHECK(logits_close(r->rollout_logprob, lpy[i]));
+                CHECK(r->sampled_prob_gap == doctest::Approx(std::exp(lpz[i]) - std::exp(lpy[i])).epsilon(1e-9));
+            }
+            CHECK(simd[i].argmax_match == scalar[i].argmax_match);
+        }
+        const auto s = logratio::summarize_logits(simd.data(), N);
+        CHECK(s.rows == N);
+        CHECK(s.kl_rollout_train_mean > 0);
+        CHECK(s.kl_rollout_train_q50 <= s.kl_rollout_train_q99);
+        CHECK(s.argmax_match_fraction > 0.5);  // same model, small numeric mismatch
+    }
+}
+
+TEST_CASE("logits: hand-made rows") {
+    const std::size_t V = 1000;
+    std::vector<float> u(V, 3.0f);
+    logratio::logits_row r = logratio::logits_of_row(u.data(), V, 7);
+    CHECK(r.train_entropy == doctest::Approx(std::log(double(V))).epsilon(1e-12));
+    CHECK(r.train_logprob == doctest::Approx(-std::log(double(V))).epsilon(1e-12));
+    CHECK(r.kl_train_rollout == 0.0);  // identical rows: exactly 0
+    CHECK(r.kl_rollout_train == 0.0);
+    CHECK(r.tv == 0.0);
+    // one-hot (every other entry -inf): entropy 0, log-prob 0
+    std::vector<float> oh(V, -INFINITY);
+    oh[42] = 5.0f;
+    r = logratio::logits_of_row(oh.data(), V, 42);
+    CHECK(r.train_entropy == 0.0);
+    CHECK(r.train_logprob == 0.0);
+    CHECK(r.train_argmax == 42);
+    // identical random rows, huge offset (no overflow), odd length: KL = 0 within 1e-12
+    std::mt19937_64 g(1);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    const std::size_t n = 151936 + 3;
+    std::vector<float> z(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) z[i] = 1e4f + nd(g);
+    y = z;
+    logits_view<float> a(z.data(), 1, n), b(y.data(), 1, n);
+    std::int64_t tok = 5;
+    logits_row x;
+    logratio::compute_logits(a, b, &tok, &x);
+    CHECK(std::fabs(x.kl_train_rollout) <= 1e-12);
+    CHECK(std::fabs(x.kl_rollout_train) <= 1e-12);
+    CHECK(x.tv <= 1e-12);
+    CHECK(std::isfinite(x.train_entropy));
+    CHECK(x.argmax_match);
+    // nearly identical rows (KL ~ 1e-10), -inf entries masked in both, temperature
+    for (std::size_t i = 0; i < n; ++i) {
+        z[i] = nd(g);
+        y[i] = z[i] + 1e-5f * nd(g);
+        if (i % 97 == 0) z[i] = y[i] = -INFINITY;
+    }
+    for (double temp : {1.0, 0.7}) {
+        CAPTURE(temp);
+        logratio::compute_logits(a, b, &tok, &x, logratio::logits_options{temp});
+        const naive w = naive_row(z.data(), y.data(), n, 5, temp);
+        CHECK(w.kzy < 1e-8);
+        check_naive(x, w);
+        logits_row sc;
+        logratio::compute_logits_scalar(a, b, &tok, &sc, logratio::logits_options{temp});
+        check_naive(sc, w);
+    }
+    // -inf only in the rollout row: KL(pi||mu) = +inf, the other direction finite
+    y[10] = -INFINITY;
+    logratio::compute_logits(a, b, &tok, &x);
+    CHECK(x.kl_train_rollout == std::numeric_limits<double>::infinity());
+    CHECK(std::isfinite(x.kl_rollout_train));
+    CHECK(std::isfinite(x.tv));
+}
+
+TEST_CASE("logits: dtype agreement (bf16 / f16 vs the same values in float32)") {
+    std::mt19937_64 g(3);
+    std::normal_distribution<float> nd(0.0f, 4.0f);
+    const std::size_t N = 3, V = 5001;
+    std::vector<logratio::bfloat16> zb(N * V), yb(N * V);
+    std::vector<logratio::float16> zh(N * V), yh(N * V);
+    std::vector<float> zf(N * V), yf(N * V), zf2(N * V), yf2(N * V);
+    for (std::size_t i = 0; i < N * V; ++i) {
+        const float a = nd(g), b = a + 0.05f * nd(g);
+        zb[i] = logratio::to_bfloat16(a);
+        yb[i] = logratio::to_bfloat16(b);
+        zf[i] = logratio::to_float(zb[i]);
+        yf[i] = logratio::to_float(yb[i]);
+        zh[i] = logratio::to_float16(a);
+        yh[i] = logratio::to_float16(b);
+        zf2[i] = logratio::to_float(zh[i]);
+        yf2[i] = logratio::to_float(yh[i]);
+    }
+    std::vector<std::int32_t> tok{0, 17, 5000};
+    std::vector<logits_row> rb(N), rf(N), rh(N), rf2(N);
+    logratio::compute_logits(logits_view<logratio::bfloat16>(zb.data(), N, V),
+                             logits_view<logratio::bfloat16>(yb.data(), N, V), tok.data(), rb.data());
+    logratio::compute_logits(logits_view<float>(zf.data(), N, V), logits_view<float>(yf.data(), N, V), tok.data(),
+                             rf.data());
+    logratio::compute_logits(logits_view<logratio::float16>(zh.data(), N, V),
+                             logits_view<logratio::float16>(yh.data(), N, V), tok.data(), rh.data());
+    logratio::compute_logits(logits_view<float>(zf2.data(), N, V), logits_view<float>(yf2.data(), N, V), tok.data(),
+                             rf2.data());
+    for (std::size_t i = 0; i < N; ++i) {
+        for (auto [x, w] : {std::pair{rb[i], rf[i]}, std::pair{rh[i], rf2[i]}}) {
+            CHECK(x.train_entropy == w.train_entropy);
+            CHECK(x.kl_rollout_train == w.kl_rollout_train);
+            CHECK(x.tv == w.tv);
+            CHECK(x.train_logprob == w.train_logprob);
+        }
+    }
+    // row stride: the same rows inside a wider buffer
+    std::vector<float> wide(N * (V + 11), -1.0f), wide2(N * (V + 11), -1.0f);
+    for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t j = 0; j < V; ++j) {
+            wide[i * (V + 11) + j] = zf[i * V + j];
+            wide2[i * (V + 11) + j] = yf[i * V + j];
+        }
+    std::vector<logits_row> rs(N);
+    logratio::compute_logits(logits_view<float>(wide.data(), N, V, V + 11), logits_view<float>(wide2.data(), N, V, V + 11),
+                             tok.data(), rs.data());
+    for (std::size_t i = 0; i < N; ++i) CHECK(rs[i].kl_train_rollout == rf[i].kl_train_rollout);
+}
+
+TEST_CASE("logits: top-k divergences bound the full ones") {
+    std::mt19937_64 g(5);
+    std::normal_distribution<double> nd(0.0, 2.0);
+    const std::size_t V = 2000, K = 20;
+    std::vector<double> z(V), y(V);
+    for (std::size_t i = 0; i < V; ++i) {
+        z[i] = nd(g);
+        y[i] = z[i] + 0.3 * nd(g);
+    }
+    logits_row full;
+    std::int64_t t0 = 0;
+    logratio::compute_logits(logits_view<double>(z.data(), 1, V), logits_view<double>(y.data(), 1, V), &t0, &full);
+    auto logsoftmax = [](std::vector<double> x) {
+        const double m = *std::max_element(x.begin(), x.end());
+        double s = 0;
+        for (double v : x) s += std::exp(v - m);
+        for (double& v : x) v = v - m - std::log(s);
+        return x;
+    };
+    const auto lp = logsoftmax(z), lq = logsoftmax(y);
+    std::vector<std::int64_t> ids(V);
+    for (std::size_t i = 0; i < V; ++i) ids[i] = static_cast<std::int64_t>(i);
+    std::partial_sort(ids.begin(), ids.begin() + K, ids.end(), [&](auto a, auto b) { return lq[a] > lq[b]; });
+    std::vector<double> top(K);
+    for (std::size_t j = 0; j < K; ++j) top[j] = lq[ids[j]];
+    const auto d = logratio::topk_divergences(lp.data(), V, ids.data(), top.data(), K);
+    CHECK(d.kl_rollout_train_lower <= full.kl_rollout_train + 1e-12);
+    CHECK(d.kl_train_rollout_lower <= full.kl_train_rollout + 1e-12);
+    CHECK(d.kl_rollout_train_lower > 0);
+    CHECK(d.tv_low <= full.tv + 1e-12);
+    CHECK(full.tv <= d.tv_high + 1e-12);
+    // with every token known the bounds are exact
+    std::vector<double> all(V);
+    for (std::size_t j = 0; j < V; ++j) all[j] = lq[ids[j]];
+    const auto e = logratio::topk_divergences(lp.data(), V, ids.data(), all.data(), V);
+    CHECK(e.kl_rollout_train_lower == doctest::Approx(full.kl_rollout_train).epsilon(1e-9));
+    CHECK(e.tv_low == doctest::Approx(full.tv).epsilon(1e-9));
+    CHECK(e.tv_high == doctest::Approx(full.tv).epsilon(1e-6));
+    std::vector<std::int64_t> bad_ids{5000};
+    CHECK_THROWS_WITH_AS(logratio::topk_divergences(lp.data(), V, bad_ids.data(), top.data(), 1),
+                         doctest::Contains("id 5000 at position 0 is outside"), logratio::value_error);
+}
+
+TEST_CASE("logits: bad input gets clear errors") {
+    std::vector<float> z(12, 0.0f), y(12, 0.0f), y2(15, 0.0f);
+    std::vector<std::int64_t> tok{0, 1, 2};
+    std::vector<logits_row> out(3);
+    logits_view<float> a(z.data(), 3, 4), b(y.data(), 3, 4), c(y2.data(), 3, 5);
+    CHECK_THROWS_WITH_AS(logratio::compute_logits(a, c, tok.data(), out.data()),
+                         doctest::Contains("shape mismatch: train_logits is [3, 4], rollout_logits is [3, 5]"),
+                         logratio::shape_error);
+    tok[1] = 4;
+    CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, tok.data(), out.data()),
+                         doctest::Contains("tokens: id 4 at row 1 is outside the vocabulary [0, 4)"),
+                         logratio::value_error);
+    tok[1] = 1;
+    z[2 * 4 + 3] = std::nanf("");
+    CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, tok.data(), out.data()),
+                         doctest::Contains("train_logits: NaN logit at row 2, column 3"), logratio::value_error);
+    z[2 * 4 + 3] = 0;
+    y[1 * 4 + 0] = INFINITY;
+    CHECK_THROWS_WITH_AS(logratio::compute_logits_scalar(a, b, tok.data(), out.data()),
+                         doctest::Contains("rollout_logits: +inf logit at row 1, column 0"), logratio::value_error);
+    y[1 * 4 + 0] = 0;
+    for (int k = 0; k < 4; ++k) z[k] = -INFINITY;
+    CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, tok.data(), out.data()),
+                         doctest::Contains("train_logits: row 0 has no finite logit"), logratio::value_error);
+    z[0] = 0;
+    CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, tok.data(), out.data(), logratio::logits_options{0.0}),
+                         doctest::Contains("temperature 0 must be"), logratio::error);
+    CHECK_THROWS_AS(logits_view<float>(z.data(), 3, 4, 2), logratio::shape_error);
+}
