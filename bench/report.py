@@ -75,3 +75,15 @@ for level in levels:
         threads = parts[2] if parts[0] == "correct_token" and len(parts) > 3 else "1"
         tps = b["items_per_second"]
         print(f"| {level} | {parts[0]} | 2^{parts[1]} | {threads} | {tps / 1e6:.0f} | {tps / nc:.0f} |")
+
+nl = json.load(open(f"{out}/numpy_logits.json"))["logit_pairs_per_s"]
+print("\nLogits (`compute_logits`): 32 rows of V = 151,936, entropies + KL both ways + TV + selected log-probs; "
+      f"numpy float32 log_softmax code doing the same (bench/numpy_logits.py): {nl / 1e6:.1f} M logit pairs/s.\n")
+print("| level | dtype | threads | M logit pairs/s | x numpy |")
+print("|---|---|---|---|---|")
+for level in levels:
+    for name, b in medians(f"{out}/logits_{level}.json").items():
+        parts = name.split("/")
+        dtype = "bf16" if "bfloat16" in parts[0] else "f32"
+        tps = b["items_per_second"]
+        print(f"| {level} | {dtype} | {parts[1]} | {tps / 1e6:.0f} | {tps / nl:.1f} |")

@@ -17,11 +17,14 @@ for level in "${levels[@]}"; do
     --benchmark_report_aggregates_only=true > "$out/panel_$level.json"
   build/bench/bench/bench_correction_"$level" --benchmark_format=json --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/correction_$level.json"
+  build/bench/bench/bench_logits_"$level" --benchmark_format=json --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true > "$out/logits_$level.json"
 done
 best="${levels[${#levels[@]}-1]}"
 build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true > "$out/quantiles.json"
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_panel.py" 25 > numpy.json)
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_correction.py" 25 > numpy_correction.json)
+(cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_logits.py" > numpy_logits.json)
 /usr/bin/python3 bench/report.py "$out" "${levels[@]}" > bench/RESULTS.md
 cat bench/RESULTS.md
