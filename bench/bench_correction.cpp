@@ -6,41 +6,32 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include <logratio/logratio.hpp>
 
+#include "synthetic.hpp"
+
 namespace {
 
 struct data {
-    std::vector<float> train, rollout;
-    std::vector<std::uint8_t> mask;
+    const bench::tokens& in;
     std::vector<float> w;
     std::vector<std::uint8_t> out_mask;
+    const std::vector<float>& train = in.train;
+    const std::vector<float>& rollout = in.rollout;
+    const std::vector<std::uint8_t>& mask = in.mask;
+    explicit data(std::size_t n) : in(bench::synthetic(n)), w(n), out_mask(n) {}
 };
 
 data& get(std::size_t n) {
-    static std::vector<std::pair<std::size_t, data>> cache;
+    static std::vector<std::unique_ptr<data>> cache;
     for (auto& c : cache)
-        if (c.first == n) return c.second;
-    data d;
-    d.train.resize(n);
-    d.rollout.resize(n);
-    d.mask.resize(n);
-    d.w.resize(n);
-    d.out_mask.resize(n);
-    std::mt19937_64 g(n);
-    std::exponential_distribution<float> lp(2.0f);
-    std::normal_distribution<float> nd(0.0f, 0.02f);
-    std::bernoulli_distribution keep(0.8);
-    for (std::size_t i = 0; i < n; ++i) {
-        d.rollout[i] = -std::min(lp(g), 12.0f);
-        d.train[i] = std::min(d.rollout[i] + nd(g), 0.0f);
-        d.mask[i] = keep(g);
-    }
-    cache.emplace_back(n, std::move(d));
-    return cache.back().second;
+        if (c->w.size() == n) return *c;
+    cache.push_back(std::make_unique<data>(n));
+    return *cache.back();
 }
 
 constexpr std::uint64_t row = 1024;
