@@ -116,6 +116,13 @@ TEST_CASE("logits: hand-made rows") {
     CHECK(r.kl_train_rollout == 0.0);  // identical rows: exactly 0
     CHECK(r.kl_rollout_train == 0.0);
     CHECK(r.tv == 0.0);
+    // a single matrix: entropy and selected log-prob per row
+    std::vector<float> two(2 * V, 3.0f);
+    std::vector<std::int32_t> ids{1, 2};
+    std::vector<logits_row> er(2);
+    logratio::compute_entropy(logits_view<float>(two.data(), 2, V), ids.data(), er.data());
+    CHECK(er[1].train_entropy == doctest::Approx(std::log(double(V))).epsilon(1e-12));
+    CHECK(er[1].rollout_logprob == er[1].train_logprob);
     // one-hot (every other entry -inf): entropy 0, log-prob 0
     std::vector<float> oh(V, -INFINITY);
     oh[42] = 5.0f;

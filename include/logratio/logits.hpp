@@ -262,6 +262,14 @@ void compute_logits_scalar(const logits_view<T>& train, const logits_view<T>& ro
     detail::logits_rows<double>(train, rollout, tokens, o, out, 0, train.rows);
 }
 
+/// A single logit matrix: entropy and selected-token log-prob of every row
+/// (the same code with the matrix compared to itself; the KLs and TV are 0).
+template <class Arch = xsimd::default_arch, class T, class I>
+void compute_entropy(const logits_view<T>& logits, const I* tokens, logits_row* out, const logits_options& o = {},
+                     unsigned threads = 1) {
+    compute_logits<Arch>(logits, logits, tokens, out, o, threads);
+}
+
 /// One row: entropy and the selected token's log-prob of a single logit
 /// row (the same code with the row compared to itself).
 template <class Arch = xsimd::default_arch, class T>
