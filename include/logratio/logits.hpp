@@ -141,7 +141,9 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
         mz = ops::max(mz, a);
         my = ops::max(my, b);
         // NaN (not equal to itself) or +inf; -inf is a masked entry
-        bad = bad || !ops::none(!(a == a) | !(b == b) | (a == pinf) | (b == pinf));
+        // !(a == a) is true for NaN on every target (some `!=` compare ordered)
+        const auto a_nan = !(a == a), b_nan = !(b == b);
+        bad = bad || !ops::none(a_nan | b_nan | (a == pinf) | (b == pinf));
     }
     const double Mz = ops::hmax(mz), My = ops::hmax(my);
     if (!std::isfinite(Mz) || !std::isfinite(My) || bad) {

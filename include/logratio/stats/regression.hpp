@@ -1,0 +1,156 @@
+#pragma once
+// Trend of a metric over update number: ordinary least squares with Student-t
+// inference (the numbers of scipy.stats.linregress) and the Theil-Sen median
+// slope with Sen's (1968) confidence interval (scipy.stats.theilslopes,
+// method "separate"). Distributions come from Boost.Math.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
+#include "../error.hpp"
+#include "descriptive.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace stats {
+
+/// Two-sided p-value of a Student-t statistic with `df` degrees of freedom.
+inline double t_two_sided_p(double t, double df) {
+    if (std::isnan(t) || !(df > 0)) return nan;
+    if (std::isinf(t)) return 0.0;
+    const boost::math::students_t_distribution<double> d(df);
+    return std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(d, std::fabs(t))));
+}
+
+/// Two-sided p-value of a standard normal statistic: erfc(|z| / sqrt 2).
+inline double z_two_sided_p(double z) {
+    if (std::isnan(z)) return nan;
+    return std::min(1.0, std::erfc(std::fabs(z) / std::sqrt(2.0)));
+}
+
+/// The Student-t quantile t_{(1+confidence)/2, df} of a two-sided interval.
+inline double t_critical(double confidence, double df) {
+    if (!(df > 0) || !(confidence > 0 && confidence < 1)) return nan;
+    const boost::math::students_t_distribution<double> d(df);
+    return boost::math::quantile(d, 0.5 + confidence / 2.0);
+}
+
+/// Ordinary least squares of y on x.
+struct linear_fit {
+    std::size_t n = 0;
+    double slope = nan, intercept = nan;
+    double rvalue = nan;        ///< Pearson correlation
+    double pvalue = nan;        ///< two-sided test of slope = 0 (t with n - 2 df)
+    double slope_stderr = nan;  ///< standard error of the slope
+    double intercept_stderr = nan;
+    double slope_ci_low = nan, slope_ci_high = nan;  ///< slope ± t_{(1+c)/2, n-2} · stderr; NaN for n = 2
+};
+
+/// scipy.stats.linregress(x, y) plus the slope's Student-t confidence
+/// interval. Needs n >= 2 and x not all equal (throws shape_error otherwise).
+/// n = 2: p = 1 if y0 = y1 else 0, stderr = 0 (scipy's convention), no interval.
+inline linear_fit linregress(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
+    if (n < 2) throw shape_error(detail::concat("linregress: needs at least 2 points, got ", n));
+    if (*std::min_element(x, x + n) == *std::max_element(x, x + n))
+        throw shape_error("linregress: all x values are identical");
+    linear_fit f;
+    f.n = n;
+    const double xm = mean(x, n), ym = mean(y, n);
+    double sxx = 0.0, sxy = 0.0, syy = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double dx = x[i] - xm, dy = y[i] - ym;
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    const double dn = static_cast<double>(n);
+    sxx /= dn;  // population (co)variances, as np.cov(bias=1)
+    sxy /= dn;
+    syy /= dn;
+    double r = 0.0;
+    if (sxx != 0.0 && syy != 0.0) r = std::clamp(sxy / std::sqrt(sxx * syy), -1.0, 1.0);
+    f.rvalue = r;
+    f.slope = sxy / sxx;
+    f.intercept = ym - f.slope * xm;
+    if (n == 2) {
+        f.pvalue = y[0] == y[1] ? 1.0 : 0.0;
+        f.slope_stderr = 0.0;
+        f.intercept_stderr = 0.0;
+        return f;
+    }
+    const double df = dn - 2.0;
+    constexpr double tiny = 1.0e-20;  // keeps t finite at |r| = 1, as scipy
+    const double t = r * std::sqrt(df / ((1.0 - r + tiny) * (1.0 + r + tiny)));
+    f.pvalue = t_two_sided_p(t, df);
+    f.slope_stderr = std::sqrt((1.0 - r * r) * syy / sxx / df);
+    f.intercept_stderr = f.slope_stderr * std::sqrt(sxx + xm * xm);
+    const double tc = t_critical(confidence, df);
+    f.slope_ci_low = f.slope - tc * f.slope_stderr;
+    f.slope_ci_high = f.slope + tc * f.slope_stderr;
+    return f;
+}
+
+/// Theil-Sen estimator: the median of the pairwise slopes.
+struct theil_sen_fit {
+    double slope = nan, intercept = nan;
+    double low = nan, high = nan;  ///< Sen's confidence interval of the slope
+};
+
+namespace detail {
+/// numpy's round (half to even) of a double, as an integer.
+inline long long round_half_even(double v) { return static_cast<long long>(std::nearbyint(v)); }
+inline double tie_sum(const std::vector<std::size_t>& t) {
+    double s = 0.0;
+    for (std::size_t k : t) {
+        const double dk = static_cast<double>(k);
+        s += dk * (dk - 1.0) * (2.0 * dk + 5.0);
+    }
+    return s;
+}
+}  // namespace detail
+
+/// scipy.stats.theilslopes(y, x, alpha=confidence): slopes over the pairs
+/// with x_j > x_i; intercept median(y) - slope·median(x); interval from the
+/// normal approximation to Kendall's S with Sen's tie correction. O(n²)
+/// memory and time (runs have at most thousands of updates). Throws when all
+/// x are equal.
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
+    std::vector<double> s;
+    s.reserve(n * (n - (n > 0)) / 2);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j)
+            if (x[i] - x[j] > 0) s.push_back((y[i] - y[j]) / (x[i] - x[j]));
+    if (s.empty()) throw shape_error("theil_sen: needs two distinct x values");
+    std::sort(s.begin(), s.end());
+    theil_sen_fit f;
+    const std::size_t m = s.size();
+    f.slope = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2.0;
+    f.intercept = median(y, n) - f.slope * median(x, n);
+    double alpha = confidence;
+    if (alpha > 0.5) alpha = 1.0 - alpha;
+    const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2.0);
+    const double dn = static_cast<double>(n);
+    const double sigsq = 1.0 / 18.0 *
+                         (dn * (dn - 1.0) * (2.0 * dn + 5.0) - detail::tie_sum(tie_groups(x, n)) -
+                          detail::tie_sum(tie_groups(y, n)));
+    if (!(sigsq >= 0)) return f;
+    const double sigma = std::sqrt(sigsq), nt = static_cast<double>(m);
+    const long long ru = std::min(detail::round_half_even((nt - z * sigma) / 2.0), static_cast<long long>(m) - 1);
+    const long long rl = std::max(detail::round_half_even((nt + z * sigma) / 2.0) - 1, 0LL);
+    // numpy indexing: negative indices count from the end; out of range -> no interval
+    auto at = [&](long long k) {
+        if (k < 0) k += static_cast<long long>(m);
+        return (k < 0 || k >= static_cast<long long>(m)) ? nan : s[static_cast<std::size_t>(k)];
+    };
+    const double lo = at(rl), hi = at(ru);
+    if (std::isnan(lo) || std::isnan(hi)) return f;
+    f.low = lo;
+    f.high = hi;
+    return f;
+}
+
+}  // namespace stats
+LOGRATIO_NAMESPACE_END
