@@ -44,6 +44,9 @@ struct group_stats {
     std::size_t runs = 0;     ///< runs with at least one value
     std::size_t updates = 0;  ///< pooled update count
     stats::mean_interval mean_of_means;
+    stats::mean_interval mean_slope;  ///< mean of the runs' OLS slopes, t interval
+    std::size_t rising = 0;   ///< runs with Kendall tau > 0 at p < 1 - confidence
+    std::size_t falling = 0;  ///< runs with Kendall tau < 0 at p < 1 - confidence
     std::vector<std::string> notes;
 };
 
@@ -137,8 +140,15 @@ inline runs_analysis analyze_runs(const std::vector<run_series>& series, const r
                 ++gs.runs;
                 gs.updates += r.updates;
             }
+        for (const auto& r : out.runs)
+            if (r.group == g && r.kendall.pvalue < 1.0 - opt.confidence) {
+                gs.rising += r.kendall.tau > 0;
+                gs.falling += r.kendall.tau < 0;
+            }
         const auto m = values_of(g, false);
         gs.mean_of_means = stats::t_interval(m.data(), m.size(), opt.confidence);
+        const auto sl = values_of(g, true);
+        gs.mean_slope = stats::t_interval(sl.data(), sl.size(), opt.confidence);
         if (m.size() < 2)
             gs.notes.push_back(detail::concat("group '", g, "' has ", m.size(),
                                               " run(s) with values: no interval for its mean"));

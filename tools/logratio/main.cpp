@@ -6,6 +6,9 @@
 //                    [--rs OPTIONS --rs-threshold T[,T...] [--rs-threshold-lower L]] [--veto TAU]
 //                    [--json] [--prefix P] [--out OUT.safetensors]
 //   logratio logits FILE.safetensors [--temperature T] [--json] [--threads N]
+//   logratio panel --each DIR [--csv OUT.csv] [--pattern P] [--threads N]
+//   logratio runs TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--json] [--html OUT.html]
+//   logratio report TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--html OUT.html] [--dump FILE]
 //   logratio info
 #include <cstdio>
 #include <iostream>
@@ -24,6 +27,7 @@
 #include "mapped_file.hpp"
 #include "npy.hpp"
 #include "panel_input.hpp"
+#include "runs_cmd.hpp"
 #include "safetensors.hpp"
 #include "safetensors_writer.hpp"
 
@@ -42,6 +46,7 @@ struct panel_args : input_args {
     unsigned threads = 1;
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
+    std::string each, csv, pattern;  ///< --each DIR: every dump's panel as a CSV table
 };
 
 struct correct_args : input_args {
@@ -162,6 +167,11 @@ int run_panel(const panel_args& a) {
     logratio::panel_options opt;
     opt.abs_delta_thresholds = a.thresholds;
     opt.nonfinite = policy(a.nonfinite);
+    if (!a.each.empty()) {
+        if (!a.file.empty() || !a.train.empty()) throw logratio::shape_error("--each DIR replaces the input file");
+        return logratio_cli::run_panel_each(a.each, a.csv, a.pattern, opt, a.threads);
+    }
+    if (!a.csv.empty() || !a.pattern.empty()) throw logratio::shape_error("--csv and --pattern need --each DIR");
     loaded_inputs L;
     load_inputs(a, L);
     const logratio_cli::tensor* old = find_old(a, L);
@@ -433,6 +443,11 @@ int main(int argc, char** argv) {
     panel->add_option("--old", pa.old,
                       "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: "
                       "split the mismatch into numeric and policy lag (default: a tensor named old_logprobs)");
+    panel->add_option("--each", pa.each, "a directory of dumps: every file's panel, as a long CSV table");
+    panel->add_option("--csv", pa.csv, "with --each: write the table here (atomically; default stdout)");
+    panel->add_option("--pattern", pa.pattern,
+                      "with --each: path pattern such as '{group}/{run}/update_{update}.safetensors' "
+                      "(default: __metadata__ run/group/update)");
 
     correct_args ca;
     auto* corr = app.add_subcommand("correct", "IS weights (TIS), rejection masks (MIS) and veto, with verl's metrics");
@@ -471,6 +486,12 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"raise", "omit"}));
     quant->add_flag("--json", qa.json, "one JSON object {of, method, quantiles{p: value}} (+ k, rank_error_bound)");
 
+    logratio_cli::runs_args ra, rp;
+    auto* runs = app.add_subcommand("runs", "per-run trends, group means and a two-group comparison (scipy's numbers)");
+    logratio_cli::add_runs_options(runs, ra, false);
+    auto* report = app.add_subcommand("report", "one-screen verdict and a self-contained HTML report");
+    logratio_cli::add_runs_options(report, rp, true);
+
     auto* info = app.add_subcommand("info", "print the version and the SIMD architecture of this binary");
 
     try {
@@ -483,6 +504,8 @@ int main(int argc, char** argv) {
         if (*quant) return run_quantiles(qa);
         if (*corr) return run_correct(ca);
         if (*logit) return run_logits(la);
+        if (*runs) return logratio_cli::run_runs(ra);
+        if (*report) return logratio_cli::run_report(rp);
         if (*info) {
             std::printf("logratio %s\nsimd %s\n", LOGRATIO_VERSION_STRING, xsimd::default_arch::name());
             return 0;

@@ -1,0 +1,224 @@
+// Run analysis against scipy: tests/gen_runs_reference.py wrote each case's
+// table and the values scipy.stats computes on it (linregress, theilslopes,
+// kendalltau, ttest_ind(equal_var=False), mannwhitneyu, t intervals); here
+// the same tables go through the CLI's table reader and logratio's
+// statistics, and every number must agree to 1e-9 relative.
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <logratio/runs.hpp>
+#include <logratio/stats/rank_tests.hpp>
+
+#include "runs_output.hpp"
+#include "table.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string data(const std::string& name) { return std::string(LOGRATIO_TEST_DATA) + "/runs/" + name; }
+
+// Every value of `want` (scipy) must be in `got` and agree: numbers to 1e-9
+// relative (1e-15 absolute for values that are rounding noise), nulls null.
+// scipy 1.10's t.ppf (cdflib's iterative inversion) is accurate to ~3e-10
+// relative only (its t.cdf at t.ppf(0.975, 38) is 0.97500000004; Boost's
+// quantile is exact to rounding), so an interval endpoint that nearly
+// cancels (slope - t*se near 0) is compared relative to its half-width.
+void compare(const json& got, const json& want, const std::string& path, int& checked, double scale = 0) {
+    if (want.is_array() && want.size() == 2 && want[0].is_number() && want[1].is_number() &&
+        path.size() > 2 && path.compare(path.size() - 2, 2, "ci") == 0) {
+        const double half = std::fabs(want[1].get<double>() - want[0].get<double>()) / 2;
+        REQUIRE_MESSAGE(got.is_array(), path);
+        compare(got[0], want[0], path + "[0]", checked, half);
+        compare(got[1], want[1], path + "[1]", checked, half);
+        return;
+    }
+    if (want.is_object()) {
+        REQUIRE_MESSAGE(got.is_object(), path);
+        for (auto it = want.begin(); it != want.end(); ++it) {
+            REQUIRE_MESSAGE(got.contains(it.key()), (path + "." + it.key() + " missing"));
+            compare(got[it.key()], it.value(), path + "." + it.key(), checked);
+        }
+    } else if (want.is_array()) {
+        REQUIRE_MESSAGE(got.is_array(), path);
+        REQUIRE_MESSAGE(got.size() == want.size(), path);
+        for (std::size_t i = 0; i < want.size(); ++i) compare(got[i], want[i], path + "[" + std::to_string(i) + "]", checked);
+    } else if (want.is_null()) {
+        CHECK_MESSAGE(got.is_null(), (path + " should be null, is " + got.dump()));
+    } else if (want.is_number()) {
+        REQUIRE_MESSAGE(got.is_number(), (path + " should be " + want.dump() + ", is " + got.dump()));
+        const double g = got.get<double>(), w = want.get<double>();
+        const double err = std::fabs(g - w);
+        CHECK_MESSAGE(err <= 1e-9 * std::max(std::fabs(w), scale) + 1e-15,
+                      (path + ": logratio " + std::to_string(g) + ", scipy " + std::to_string(w) +
+                       ", rel err " + std::to_string(err / std::fabs(w))));
+        ++checked;
+    } else {
+        CHECK_MESSAGE(got == want, path);
+    }
+}
+
+json analyze_case(const std::string& csv, const std::string& metric, const std::string& a = "",
+                  const std::string& b = "") {
+    const auto t = logratio_cli::read_table(data(csv));
+    std::vector<logratio_cli::run_input> in;
+    logratio_cli::long_format_runs(t, metric, in);
+    std::vector<logratio::run_series> s;
+    for (const auto& r : in) s.push_back(r.series);
+    logratio::runs_options o;
+    o.compare_a = a;
+    o.compare_b = b;
+    return json::parse(logratio_cli::runs_json(metric, logratio::analyze_runs(s, o), in).dump());
+}
+
+json expected(const std::string& name) {
+    std::ifstream f(data(name));
+    REQUIRE(f);
+    return json::parse(f);
+}
+
+}  // namespace
+
+TEST_CASE("runs: every statistic equals scipy's on the reference cases") {
+    struct c {
+        const char *csv, *want, *metric, *a, *b;
+    };
+    const c cases[] = {
+        {"mixed.csv", "mixed.expected.json", "delta_abs_mean", "", ""},
+        {"mixed_async_first.csv", "mixed_async_first.expected.json", "delta_abs_mean", "async", "sync"},
+        {"large.csv", "large.expected.json", "delta_abs_mean", "", ""},
+        {"ties.csv", "ties.expected.json", "delta_abs_mean", "", ""},
+        {"edge.csv", "edge.expected.json", "delta_abs_mean", "", ""},
+        {"edge_kl.csv", "edge_kl.expected.json", "kl_k3", "", ""},
+    };
+    for (const auto& k : cases) {
+        INFO(k.csv);
+        int checked = 0;
+        compare(analyze_case(k.csv, k.metric, k.a, k.b), expected(k.want), k.csv, checked);
+        CHECK(checked > 20);
+    }
+}
+
+TEST_CASE("runs: exact and asymptotic paths are the ones scipy takes") {
+    using namespace logratio::stats;
+    // no ties, n <= 33: exact Kendall; n = 40: asymptotic
+    std::vector<double> x(40), y(40);
+    for (int i = 0; i < 40; ++i) {
+        x[static_cast<std::size_t>(i)] = i;
+        y[static_cast<std::size_t>(i)] = std::sin(i * 1.7) + 0.05 * i;
+    }
+    CHECK(kendall_tau(x.data(), y.data(), 30).exact);
+    CHECK_FALSE(kendall_tau(x.data(), y.data(), 40).exact);
+    // Mann-Whitney: exact when a sample has <= 8 values and nothing ties
+    const double a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+    const auto mw = mann_whitney(a, 4, b, 10);
+    CHECK(mw.exact);
+    CHECK(mw.u == 0.0);
+    // all 4 lowest of 14: P = 2 / C(14, 4) = 2 / 1001
+    CHECK(mw.pvalue == doctest::Approx(2.0 / 1001.0).epsilon(1e-14));
+    const double c[] = {1, 2, 2, 4};
+    CHECK_FALSE(mann_whitney(c, 4, b, 10).exact);
+    // Kendall exact: perfectly ordered n = 5 -> 2 / 5! = 1/60
+    const double u[] = {1, 2, 3, 4, 5};
+    const auto k = kendall_tau(u, u, 5);
+    CHECK(k.tau == doctest::Approx(1.0).epsilon(1e-15));
+    CHECK(k.pvalue == doctest::Approx(2.0 / 120.0).epsilon(1e-14));
+}
+
+TEST_CASE("runs: degenerate inputs give absent values and a note, not a crash") {
+    logratio::run_series one{"r", "g", {1}, {0.5}};
+    const auto r = logratio::analyze_run(one);
+    CHECK(r.updates == 1);
+    CHECK(std::isnan(r.ols.slope));
+    CHECK_FALSE(r.notes.empty());
+    logratio::run_series allnan{"n", "g", {1, 2, 3}, {NAN, NAN, NAN}};
+    const auto rn = logratio::analyze_run(allnan);
+    CHECK(rn.updates == 0);
+    CHECK(rn.missing == 3);
+    CHECK(std::isnan(rn.summary.mean));
+    // a group with one run: no interval, a note; comparison still has Mann-Whitney
+    const auto an = logratio::analyze_runs({{"a", "sync", {1, 2, 3}, {1, 2, 3}},
+                                            {"b", "async", {1, 2, 3}, {2, 3, 5}},
+                                            {"c", "async", {1, 2, 3}, {2, 4, 5}}});
+    REQUIRE(an.comparison);
+    CHECK(std::isnan(an.comparison->means.pvalue));
+    CHECK(std::isfinite(an.comparison->mann_whitney.pvalue));
+    CHECK(std::isnan(an.groups[0].mean_of_means.low));
+    bool noted = false;
+    for (const auto& n : an.notes) noted |= n.find("group 'sync' has 1 run") != std::string::npos;
+    CHECK(noted);
+    CHECK_THROWS_WITH_AS(logratio::analyze_runs({{"a", "x", {1}, {1}}, {"b", "y", {1}, {1}}}, {0.95, "x", "z"}),
+                         "compare: no group 'z' (groups: x, y)", logratio::shape_error);
+}
+
+TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") {
+    using logratio_cli::parse_csv;
+    auto t = parse_csv("run,group,update,m\r\nr1,sync,1,0.5\nr1,sync,2,\n\"r,2\",async,1,NaN\n", "t.csv");
+    std::vector<logratio_cli::run_input> in;
+    logratio_cli::long_format_runs(t, "m", in);
+    REQUIRE(in.size() == 2);
+    CHECK(in[0].series.value[0] == 0.5);
+    CHECK(std::isnan(in[0].series.value[1]));
+    CHECK(in[1].series.run == "r,2");
+    CHECK(std::isnan(in[1].series.value[0]));
+    auto bad = parse_csv("run,group,update,m\nr1,sync,1,abc\n", "b.csv");
+    in.clear();
+    CHECK_THROWS_WITH(logratio_cli::long_format_runs(bad, "m", in), "b.csv: line 2, column 'm': 'abc' is not a number");
+    CHECK_THROWS_WITH(parse_csv("a,b\n1,2,3\n", "c.csv"), "c.csv: line 2 has 3 fields, the header has 2");
+    CHECK_THROWS_WITH(parse_csv("a,b\n\"1,2\n", "q.csv"), "q.csv: line 2: unterminated quoted field at end of file");
+    auto dup = parse_csv("run,group,update,m\nr,g,1,1\nr,g,1,2\n", "d.csv");
+    in.clear();
+    CHECK_THROWS_WITH(logratio_cli::long_format_runs(dup, "m", in), "d.csv: run 'r' update 1 appears on lines 2 and 3");
+    CHECK_THROWS_WITH(logratio_cli::parse_jsonl("{\"run\": \"a\"}\n{oops\n", "j.jsonl"),
+                      doctest::Contains("j.jsonl: line 2: not valid JSON"));
+    auto j = logratio_cli::parse_jsonl("{\"run\":\"a\",\"group\":\"g\",\"update\":1,\"m\":0.1}\n\n"
+                                       "{\"run\":\"a\",\"group\":\"g\",\"update\":2,\"m\":null}\n",
+                                       "j.jsonl");
+    in.clear();
+    logratio_cli::long_format_runs(j, "m", in);
+    REQUIRE(in.size() == 1);
+    CHECK(in[0].series.value[0] == 0.1);
+    CHECK(std::isnan(in[0].series.value[1]));
+}
+
+TEST_CASE("runs: logging-history export (sparse events, step column, zero grad norm, batch positions)") {
+    // _step counts logging events; train/step is the training step; each
+    // event logs a subset of the metrics.
+    const std::string csv =
+        "_step,train/step,train/grad_norm,rollout/delta_abs_mean,train/ppo_kl\n"
+        "0,1,0.5,,0.0\n"
+        "1,1,,0.011,\n"
+        "2,,,,\n"             // a system event without a training step
+        "3,2,0.0,0.012,0.02\n"
+        "4,3,0.7,0.010,0.0\n"
+        "5,4,0.6,,0.03\n"
+        "6,4,,0.013,\n";
+    auto t = logratio_cli::parse_csv(csv, "exports/async/run7.csv");
+    logratio_cli::history_options o;
+    CHECK_THROWS_WITH(logratio_cli::history_run(t, "rollout/delta_abs_mean", o),
+                      doctest::Contains("looks like a logging-history export"));
+    o.step_column = "train/step";
+    o.update_offset = -1;
+    o.steps_per_batch = 2;
+    o.grad_norm_column = "train/grad_norm";
+    const auto r = logratio_cli::history_run(t, "rollout/delta_abs_mean", o);
+    CHECK(r.series.run == "run7");
+    CHECK(r.series.group == "async");
+    REQUIRE(r.series.update == std::vector<double>{0, 1, 2, 3});
+    CHECK(r.series.value == std::vector<double>{0.011, 0.012, 0.010, 0.013});
+    CHECK(r.position == std::vector<long>{1, 0, 1, 0});
+    CHECK(r.zero_grad_norm == std::vector<double>{1});
+    CHECK(r.notes.size() == 2);  // skipped event, zero-grad listing
+    // the KL of the first update of each batch is not averaged with the second
+    auto k = logratio_cli::history_run(t, "train/ppo_kl", o);
+    const auto pm = logratio_cli::position_means(k);
+    REQUIRE(pm.size() == 2);
+    CHECK(pm[0].second.second == doctest::Approx(0.025));  // position 0: steps 2, 4
+    CHECK(pm[1].second.second == 0.0);                       // position 1: steps 1, 3
+    logratio_cli::keep_position(k, 1);
+    CHECK(k.series.update == std::vector<double>{0, 2});
+}
