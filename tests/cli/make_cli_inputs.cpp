@@ -178,5 +178,6 @@ int main(int argc, char** argv) {
     write_npy(dir + "/rollout.npy", "<f4", {B, T}, ro.data(), ro.size() * 4);
     write_npy(dir + "/mask.npy", "|u1", {B, T}, mask.data(), mask.size());
     write_npy(dir + "/truncated.npy", "<f4", {B, T}, ro.data(), ro.size() * 4 - 3);
+    write_raw(dir + "/bad.csv", "run,group,update,delta_abs_mean\nr1,sync,1,0.01\nr1,sync,2,oops\n");
     return 0;
 }

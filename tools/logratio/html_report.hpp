@@ -86,7 +86,12 @@ inline std::string axes(const frame& fr, const std::string& xlabel, const std::s
         s += "<text x=\"" + f(fr.px(v)) + "\" y=\"" + f(fr.H - fr.B + 18) + "\" text-anchor=\"middle\">" +
              xml_escape(fmt(v, "%g")) + "</text>\n";
     }
-    for (double v : ticks(fr.y0, fr.y1, 5)) {
+    std::vector<double> yt;
+    if (log_y)
+        for (double e = std::ceil(fr.y0); e <= fr.y1; e += 1) yt.push_back(e);  // powers of ten only
+    else
+        yt = ticks(fr.y0, fr.y1, 5);
+    for (double v : yt) {
         s += "<line x1=\"" + f(fr.L) + "\" x2=\"" + f(fr.W - fr.R) + "\" y1=\"" + f(fr.py(v)) + "\" y2=\"" +
              f(fr.py(v)) + "\" stroke=\"#e4e4e4\"/>";
         s += "<text x=\"" + f(fr.L - 6) + "\" y=\"" + f(fr.py(v) + 4) + "\" text-anchor=\"end\">" +
@@ -236,6 +241,7 @@ struct report_inputs {
     const std::vector<run_input>* runs = nullptr;
     std::vector<std::string> verdict;
     const dump_histogram* histogram = nullptr;
+    std::vector<std::string> split;  ///< numeric-vs-lag lines, when the dumps have old_logprobs
 };
 
 inline std::string html_report(const report_inputs& r) {
@@ -257,6 +263,11 @@ inline std::string html_report(const report_inputs& r) {
     s += "<h2>Verdict</h2>\n<pre>";
     for (const auto& l : r.verdict) s += xml_escape(l) + "\n";
     s += "</pre>\n";
+    if (!r.split.empty()) {
+        s += "<h2>Numeric mismatch vs policy lag</h2>\n<pre>";
+        for (const auto& l : r.split) s += xml_escape(l) + "\n";
+        s += "</pre>\n";
+    }
     s += "<h2>" + xml_escape(r.metric) + " per update</h2>\n" + svg_runs_chart(r.metric, *r.runs, groups);
     s += "<h2>Groups: mean of run means, 95% CI</h2>\n" + svg_group_chart(r.metric, a);
     s += "<table>\n<tr><th class=\"l\">group</th><th>runs</th><th>updates</th><th>mean</th><th>95% CI</th>"

@@ -222,6 +222,31 @@ inline std::string source_list(const runs_args& a) {
     return s;
 }
 
+/// Per group, the mean over dumps of |δ| split into numeric mismatch and
+/// policy lag (dumps with old_logprobs only): fix kernels or staleness?
+inline std::vector<std::string> split_lines(const loaded_runs& L) {
+    std::vector<std::string> groups, out;
+    for (const auto& d : L.dumps)
+        if (d.split && std::find(groups.begin(), groups.end(), d.group) == groups.end()) groups.push_back(d.group);
+    for (const auto& g : groups) {
+        double tot = 0, num = 0, lag = 0;
+        std::size_t n = 0;
+        for (const auto& d : L.dumps)
+            if (d.split && d.group == g) {
+                tot += d.split->total.delta_abs_mean;
+                num += d.split->numeric.delta_abs_mean;
+                lag += d.split->lag.delta_abs_mean;
+                ++n;
+            }
+        const double k = static_cast<double>(n);
+        out.push_back("  " + g + " (" + std::to_string(n) + " dumps with old_logprobs): mean |delta| " +
+                      fmt(tot / k) + " = numeric " + fmt(num / k) + " (l_T(old) - l_E) + policy lag " +
+                      fmt(lag / k) + " (l_T(new) - l_T(old)), per-token parts; " +
+                      (lag > num ? "staleness dominates" : "kernels/precision dominate"));
+    }
+    return out;
+}
+
 inline std::string report_html(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an) {
     std::optional<dump_histogram> h;
     std::string dump = a.dump;
@@ -243,6 +268,7 @@ inline std::string report_html(const runs_args& a, const loaded_runs& L, const l
     r.runs = &L.runs;
     r.verdict = verdict_lines(a.metric, an);
     r.histogram = h ? &*h : nullptr;
+    r.split = split_lines(L);
     return html_report(r);
 }
 
@@ -264,6 +290,9 @@ inline int run_report(const runs_args& a) {
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
     write_atomically(out, report_html(a, L, an));
     for (const auto& l : verdict_lines(a.metric, an)) std::printf("%s\n", l.c_str());
+    const auto split = split_lines(L);
+    if (!split.empty()) std::printf("numeric mismatch vs policy lag:\n");
+    for (const auto& l : split) std::printf("%s\n", l.c_str());
     std::size_t zero = 0;
     for (const auto& r : L.runs) zero += r.zero_grad_norm.size();
     if (zero) std::printf("  %zu update(s) with zero gradient norm are listed in the report\n", zero);
