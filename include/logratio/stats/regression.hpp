@@ -9,34 +9,13 @@
 #include <vector>
 
 #include <boost/math/distributions/normal.hpp>
-#include <boost/math/distributions/students_t.hpp>
 
 #include "../error.hpp"
 #include "descriptive.hpp"
+#include "student_t.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {
-
-/// Two-sided p-value of a Student-t statistic with `df` degrees of freedom.
-inline double t_two_sided_p(double t, double df) {
-    if (std::isnan(t) || !(df > 0)) return nan;
-    if (std::isinf(t)) return 0.0;
-    const boost::math::students_t_distribution<double> d(df);
-    return std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(d, std::fabs(t))));
-}
-
-/// Two-sided p-value of a standard normal statistic: erfc(|z| / sqrt 2).
-inline double z_two_sided_p(double z) {
-    if (std::isnan(z)) return nan;
-    return std::min(1.0, std::erfc(std::fabs(z) / std::sqrt(2.0)));
-}
-
-/// The Student-t quantile t_{(1+confidence)/2, df} of a two-sided interval.
-inline double t_critical(double confidence, double df) {
-    if (!(df > 0) || !(confidence > 0 && confidence < 1)) return nan;
-    const boost::math::students_t_distribution<double> d(df);
-    return boost::math::quantile(d, 0.5 + confidence / 2.0);
-}
 
 /// Ordinary least squares of y on x.
 struct linear_fit {
@@ -53,7 +32,7 @@ struct linear_fit {
 /// interval. Needs n >= 2 and x not all equal (throws shape_error otherwise).
 /// n = 2: p = 1 if y0 = y1 else 0, stderr = 0 (scipy's convention), no interval.
 inline linear_fit linregress(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
-    if (n < 2) throw shape_error(detail::concat("linregress: needs at least 2 points, got ", n));
+    if (n < 2) throw shape_error(::logratio::detail::concat("linregress: needs at least 2 points, got ", n));
     if (*std::min_element(x, x + n) == *std::max_element(x, x + n))
         throw shape_error("linregress: all x values are identical");
     linear_fit f;
