@@ -24,7 +24,33 @@ struct dump_histogram {
     std::vector<std::pair<std::string, double>> quantiles;  ///< label, value
 };
 
-inline std::string xml_escape(const std::string& s) {
+/// The text as valid UTF-8: every byte that does not start a well-formed
+/// sequence becomes U+FFFD (names in user tables may be Latin-1).
+inline std::string valid_utf8(const std::string& s) {
+    std::string o;
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const std::size_t n = s.size();
+    for (std::size_t i = 0; i < n;) {
+        const unsigned char c = p[i];
+        std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        bool ok = len > 0 && i + len <= n;
+        for (std::size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+        if (ok && len == 2) ok = c >= 0xC2;                                       // no overlong forms
+        if (ok && len == 3) ok = !(c == 0xE0 && p[i + 1] < 0xA0) && !(c == 0xED && p[i + 1] >= 0xA0);
+        if (ok && len == 4) ok = !(c == 0xF0 && p[i + 1] < 0x90) && !(c == 0xF4 && p[i + 1] >= 0x90) && c <= 0xF4;
+        if (ok) {
+            o.append(s, i, len);
+            i += len;
+        } else {
+            o += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return o;
+}
+
+inline std::string xml_escape(const std::string& raw) {
+    const std::string s = valid_utf8(raw);
     std::string o;
     for (char c : s) {
         switch (c) {
@@ -54,9 +80,11 @@ inline std::string f(double v) {
     return b;
 }
 
-/// "Nice" tick values covering [lo, hi].
+/// "Nice" tick values covering [lo, hi] (at most ~2 * target of them; none
+/// for a range that is not finite).
 inline std::vector<double> ticks(double lo, double hi, int target = 5) {
     std::vector<double> t;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !std::isfinite(hi - lo)) return t;
     if (!(hi > lo)) return {lo};
     const double raw = (hi - lo) / target, mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = mag;
@@ -65,7 +93,11 @@ inline std::vector<double> ticks(double lo, double hi, int target = 5) {
             step = m * mag;
             break;
         }
-    for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+    if (!(step > 0) || !std::isfinite(step)) return t;
+    const double k0 = std::ceil(lo / step), k1 = std::floor(hi / step + 1e-9);
+    if (!(k1 - k0 < 4.0 * target) || !(k1 >= k0)) return {lo, hi};  // steps below the resolution of lo
+    const int count = static_cast<int>(k1 - k0);  // a counted loop: k0 + 1 may equal k0
+    for (int i = 0; i <= count; ++i) t.push_back(k0 + i == 0 ? 0.0 : (k0 + i) * step);
     return t;
 }
 

@@ -100,7 +100,7 @@ void print_json(const logratio::panel& p) {
         else if (e.second) j[e.first] = *e.second;
         else j[e.first] = nullptr;
     }
-    std::cout << j.dump(1) << "\n";
+    std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 /// The mapped files and tensors of one dump, from a safetensors file or .npy flags.
@@ -211,7 +211,7 @@ int run_panel(const panel_args& a) {
         j["mismatch_split"] = {{"total", part_json(split->total)},
                                {"numeric", part_json(split->numeric)},
                                {"lag", part_json(split->lag)}};
-        std::cout << j.dump(1) << "\n";
+        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     print_table(result);
@@ -294,7 +294,7 @@ int run_logits(const logits_args& a) {
         column("rollout_logprob", [](const R& r) { return r.rollout_logprob; });
         column("argmax_match", [](const R& r) { return r.argmax_match; });
         column("sampled_prob_gap", [](const R& r) { return r.sampled_prob_gap; });
-        std::cout << j.dump(1) << "\n";
+        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     const auto s = logratio::summarize_logits(rows.data(), N);
@@ -360,7 +360,7 @@ int run_correct(const correct_args& a) {
     if (a.json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::object();
         for (const auto& e : entries) j[e.first] = e.second;
-        std::cout << j.dump(1) << "\n";
+        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     std::printf("correction of %llu tokens in %llu sequences\n", static_cast<unsigned long long>(r.tokens),
@@ -409,7 +409,7 @@ int run_quantiles(const quantile_args& a) {
             j["k"] = a.sketch;
             j["rank_error_bound"] = bound;
         }
-        std::cout << j.dump(1) << "\n";
+        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     std::printf("%s quantiles (%s) of %llu tokens\n", a.of.c_str(), a.sketch ? "kll sketch" : a.method.c_str(),

@@ -277,7 +277,7 @@ inline int run_runs(const runs_args& a) {
     const auto an = analyze(a, L);
     if (!a.html.empty()) write_atomically(a.html, report_html(a, L, an));
     if (a.json) {
-        std::cout << runs_json(a.metric, an, L.runs).dump(1) << "\n";
+        std::cout << runs_json(a.metric, an, L.runs).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     print_runs_table(a.metric, an);

@@ -314,9 +314,9 @@ inline run_input history_run(const text_table& t, const std::string& metric, con
             ++no_step;
             continue;
         }
-        if (!std::isfinite(s) || s != std::floor(s))
+        if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
             throw format_error(concat(t.path, ": line ", t.line[i], ", column '", o.step_column, "': step ", s,
-                                      " is not an integer"));
+                                      " is not an integer (or beyond 2^53)"));
         auto& c = steps[s];
         const double v = parse_cell(t, i, *mc);
         if (!std::isnan(v)) c.value = v;
@@ -332,8 +332,8 @@ inline run_input history_run(const text_table& t, const std::string& metric, con
         const double u = step + o.update_offset;
         r.series.update.push_back(u);
         r.series.value.push_back(c.value);
-        const auto st = static_cast<long>(step);
-        r.position.push_back(((st % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch);
+        const auto st = static_cast<long long>(step);  // |step| <= 2^53, checked above
+        r.position.push_back(static_cast<long>(((st % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch));
         if (c.grad == 0.0) r.zero_grad_norm.push_back(u);
     }
     if (no_step)
