@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -67,4 +68,22 @@ TEST_CASE("large: more than 2^31 tokens, 64-bit counts and locations, chunked = 
     for (std::size_t i = 0; i < e.size(); ++i)
         if (e[i].second) CHECK_MESSAGE(test::spec_close(*f[i].second, *e[i].second), e[i].first);
     CHECK(q.delta_abs_max_at.position == p.delta_abs_max_at.position);
+}
+
+TEST_CASE("bad values: subnormal log-probs are ordinary numbers, -inf is non-finite") {
+    // no flush-to-zero anywhere: a subnormal difference survives exactly
+    std::vector<double> tr{-1e-310, -2e-310, -0.5}, ro{-3e-310, -1e-310, -0.5};
+    std::vector<std::uint8_t> m{1, 1, 1};
+    const auto p = logratio::compute_panel(logratio::padded(tr, ro, m, 1, 3));
+    CHECK(p.delta_max == 2e-310);
+    CHECK(p.delta_min == -1e-310);
+    CHECK(p.delta_abs_max == 2e-310);
+    // -inf (probability 0) is non-finite: an error by default, left out and counted with omit
+    std::vector<double> ti{-0.1, -std::numeric_limits<double>::infinity(), -0.2}, ri{-0.1, -0.3, -0.2};
+    CHECK_THROWS_AS(logratio::compute_panel(logratio::padded(ti, ri, m, 1, 3)), logratio::value_error);
+    logratio::panel_options o;
+    o.nonfinite = logratio::nonfinite_policy::omit;
+    const auto q = logratio::compute_panel(logratio::padded(ti, ri, m, 1, 3), o);
+    CHECK(q.tokens == 2);
+    CHECK(q.nonfinite_tokens == 1);
 }

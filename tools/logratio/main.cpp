@@ -30,6 +30,7 @@
 #include "runs_cmd.hpp"
 #include "safetensors.hpp"
 #include "safetensors_writer.hpp"
+#include "stream_panel.hpp"
 
 namespace {
 
@@ -47,6 +48,7 @@ struct panel_args : input_args {
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
     std::string each, csv, pattern;  ///< --each DIR: every dump's panel as a CSV table
+    bool stream = false;             ///< constant memory (automatic above half of the RAM)
 };
 
 struct correct_args : input_args {
@@ -174,6 +176,19 @@ int run_panel(const panel_args& a) {
     if (!a.csv.empty() || !a.pattern.empty()) throw logratio::shape_error("--csv and --pattern need --each DIR");
     loaded_inputs L;
     load_inputs(a, L);
+    double bytes = 0;
+    for (const auto& f : L.files) bytes += static_cast<double>(f->size());
+    if (a.stream || bytes > logratio_cli::physical_memory_bytes() / 2) {
+        if (!a.old.empty()) throw logratio::shape_error("--old is not available in streaming mode");
+        const auto r = logratio_cli::stream_panel(L.in, opt);
+        if (a.json) print_json(r.panel);
+        else print_table(r.panel);
+        std::fprintf(stderr,
+                     "logratio: streamed %.3g GB in chunks of whole sequences: quantile keys from KLL sketches "
+                     "(normalized rank error <= %.2g, 99%%), every other key exact; peak RSS %.0f MiB\n",
+                     bytes / 1e9, r.rank_error, logratio_cli::peak_rss_mib());
+        return 0;
+    }
     const logratio_cli::tensor* old = find_old(a, L);
     if (old) {
         if (old->type != L.in.train->type)
@@ -443,6 +458,9 @@ int main(int argc, char** argv) {
     panel->add_option("--old", pa.old,
                       "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: "
                       "split the mismatch into numeric and policy lag (default: a tensor named old_logprobs)");
+    panel->add_flag("--stream", pa.stream,
+                    "constant memory for inputs of any size: chunks of sequences, quantiles from sketches "
+                    "(automatic above half of the RAM)");
     panel->add_option("--each", pa.each, "a directory of dumps: every file's panel, as a long CSV table");
     panel->add_option("--csv", pa.csv, "with --each: write the table here (atomically; default stdout)");
     panel->add_option("--pattern", pa.pattern,

@@ -61,6 +61,11 @@ public:
         if (v != version) fail(concat("unsupported format version ", v, " (this build reads ", version, ")"));
     }
     std::size_t position() const noexcept { return pos_; }
+    /// Moves past n bytes (checked).
+    void skip(std::size_t n) {
+        if (n > n_ - pos_) fail(concat("cannot skip ", n, " bytes, ", n_ - pos_, " remain"));
+        pos_ += n;
+    }
     std::size_t remaining() const noexcept { return n_ - pos_; }
     void expect_end() const {
         if (pos_ != n_)
