@@ -47,6 +47,17 @@ for level in levels:
     for t, v in sorted(bw.items()):
         print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")
 
+roofs = {}
+for level in levels:
+    m = medians(f"{out}/panel_{level}.json")
+    roofs[level] = {k.split("/")[2]: v["bytes_per_second"] for k, v in m.items() if k.startswith("read_bandwidth/")}
+
+
+def roof_pct(level, threads, b):
+    bw = roofs.get(level, {}).get(threads)
+    return f"{100 * b['bytes_per_second'] / bw:.0f}%" if bw and b.get("bytes_per_second") else ""
+
+
 q = medians(f"{out}/quantiles.json")
 print(f"\nExact quantiles and the KLL sketch ({levels[-1]} build; 2^25 float32 tokens, 80% mask: the values are "
       "the masked-in deltas).\n")
@@ -67,23 +78,24 @@ nc = json.load(open(f"{out}/numpy_correction.json"))["correction_tokens_per_s"]
 print("\nImportance-sampling correction (`correct`): token TIS C=2 + token_k1 band + token_k3 rejection + veto, "
       "every verl metric, float32 weights and uint8 mask written (14 bytes/token moved). "
       f"numpy doing the same operations in float64 (bench/numpy_correction.py): {nc / 1e6:.1f} M tokens/s.\n")
-print("| level | benchmark | tokens | threads | M tokens/s | x numpy |")
-print("|---|---|---|---|---|---|")
+print("| level | benchmark | tokens | threads | M tokens/s | x numpy | % of read roofline |")
+print("|---|---|---|---|---|---|---|")
 for level in levels:
     for name, b in medians(f"{out}/correction_{level}.json").items():
         parts = name.split("/")
         threads = parts[2] if parts[0] == "correct_token" and len(parts) > 3 else "1"
         tps = b["items_per_second"]
-        print(f"| {level} | {parts[0]} | 2^{parts[1]} | {threads} | {tps / 1e6:.0f} | {tps / nc:.0f} |")
+        roof = roof_pct(level, threads, b) if parts[1] == "25" else ""
+        print(f"| {level} | {parts[0]} | 2^{parts[1]} | {threads} | {tps / 1e6:.0f} | {tps / nc:.0f} | {roof} |")
 
 nl = json.load(open(f"{out}/numpy_logits.json"))["logit_pairs_per_s"]
 print("\nLogits (`compute_logits`): 32 rows of V = 151,936, entropies + KL both ways + TV + selected log-probs; "
       f"numpy float32 log_softmax code doing the same (bench/numpy_logits.py): {nl / 1e6:.1f} M logit pairs/s.\n")
-print("| level | dtype | threads | M logit pairs/s | x numpy |")
-print("|---|---|---|---|---|")
+print("| level | dtype | threads | M logit pairs/s | x numpy | % of read roofline |")
+print("|---|---|---|---|---|---|")
 for level in levels:
     for name, b in medians(f"{out}/logits_{level}.json").items():
         parts = name.split("/")
         dtype = "bf16" if "bfloat16" in parts[0] else "f32"
         tps = b["items_per_second"]
-        print(f"| {level} | {dtype} | {parts[1]} | {tps / 1e6:.0f} | {tps / nl:.1f} |")
+        print(f"| {level} | {dtype} | {parts[1]} | {tps / 1e6:.0f} | {tps / nl:.1f} | {roof_pct(level, parts[1], b)} |")
