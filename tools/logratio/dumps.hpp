@@ -215,32 +215,37 @@ inline std::string number_cell(std::optional<double> v) {
     return b;
 }
 
+/// One dump's values after run/group/update/file: SPEC's keys, then with
+/// `split` the numeric-vs-lag parts as <total|numeric|lag>_<metric> (absent
+/// when the dump has no old_logprobs). The one list of these column names.
+inline std::vector<std::pair<std::string, std::optional<double>>> dump_columns(const dump_panel& d, bool split) {
+    auto cols = logratio::panel_entries(d.panel);
+    if (!split) return cols;
+    const std::pair<const char*, const logratio::mismatch_part*> parts[] = {
+        {"total", d.split ? &d.split->total : nullptr},
+        {"numeric", d.split ? &d.split->numeric : nullptr},
+        {"lag", d.split ? &d.split->lag : nullptr}};
+    for (const auto& [name, m] : parts) {
+        const std::pair<const char*, std::optional<double>> vals[] = {
+            {"delta_mean", m ? std::optional<double>(m->delta_mean) : std::nullopt},
+            {"delta_abs_mean", m ? std::optional<double>(m->delta_abs_mean) : std::nullopt},
+            {"delta_std", m ? std::optional<double>(m->delta_std) : std::nullopt},
+            {"kl_k3", m ? std::optional<double>(m->kl_k3) : std::nullopt}};
+        for (const auto& [metric, v] : vals) cols.emplace_back(std::string(name) + "_" + metric, v);
+    }
+    return cols;
+}
+
 /// The long table as CSV: run, group, update, file, SPEC's keys, and the
 /// numeric-vs-lag split columns when any dump has old_logprobs.
 inline std::string panel_table_csv(const std::vector<dump_panel>& ds) {
     std::string s = "run,group,update,file";
     const bool split = std::any_of(ds.begin(), ds.end(), [](const dump_panel& d) { return d.split.has_value(); });
-    const auto keys = logratio::panel_entries(ds.empty() ? logratio::panel{} : ds.front().panel);
-    for (const auto& k : keys) s += "," + k.first;
-    const char* parts[] = {"total", "numeric", "lag"};
-    if (split)
-        for (const char* p : parts)
-            for (const char* m : {"delta_mean", "delta_abs_mean", "delta_std", "kl_k3"})
-                s += std::string(",") + p + "_" + m;
+    for (const auto& k : dump_columns(ds.empty() ? dump_panel{} : ds.front(), split)) s += "," + k.first;
     s += "\n";
     for (const auto& d : ds) {
         s += csv_cell(d.run) + "," + csv_cell(d.group) + "," + number_cell(d.update) + "," + csv_cell(d.path);
-        for (const auto& e : logratio::panel_entries(d.panel)) s += "," + number_cell(e.second);
-        if (split) {
-            for (int p = 0; p < 3; ++p) {
-                if (!d.split) {
-                    s += ",,,,";
-                    continue;
-                }
-                const auto& m = p == 0 ? d.split->total : p == 1 ? d.split->numeric : d.split->lag;
-                for (double v : {m.delta_mean, m.delta_abs_mean, m.delta_std, m.kl_k3}) s += "," + number_cell(v);
-            }
-        }
+        for (const auto& e : dump_columns(d, split)) s += "," + number_cell(e.second);
         s += "\n";
     }
     return s;

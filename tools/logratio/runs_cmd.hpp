@@ -71,26 +71,11 @@ inline std::vector<run_input> runs_from_dumps(const std::vector<dump_panel>& ds,
     for (const auto& d : ds) {
         std::optional<double> v;
         bool known = false;
-        for (const auto& e : logratio::panel_entries(d.panel))
+        for (const auto& e : dump_columns(d, true))
             if (e.first == metric) {
                 known = true;
                 v = e.second;
             }
-        for (const char* part : {"total", "numeric", "lag"}) {
-            const auto* m = !d.split ? nullptr
-                            : std::string(part) == "total"   ? &d.split->total
-                            : std::string(part) == "numeric" ? &d.split->numeric
-                                                             : &d.split->lag;
-            const std::pair<const char*, double> cols[] = {{"delta_mean", m ? m->delta_mean : 0},
-                                                           {"delta_abs_mean", m ? m->delta_abs_mean : 0},
-                                                           {"delta_std", m ? m->delta_std : 0},
-                                                           {"kl_k3", m ? m->kl_k3 : 0}};
-            for (const auto& c : cols)
-                if (metric == std::string(part) + "_" + c.first) {
-                    known = true;
-                    if (m) v = c.second;
-                }
-        }
         if (!known) throw logratio::error("no metric '" + metric + "' in a dump's panel (use a SPEC.md key)");
         auto it = std::find_if(out.begin(), out.end(), [&](const run_input& r) { return r.series.run == d.run; });
         if (it == out.end()) {
