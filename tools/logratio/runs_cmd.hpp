@@ -225,8 +225,8 @@ inline std::vector<std::string> split_lines(const loaded_runs& L) {
             }
         const double k = static_cast<double>(n);
         out.push_back("  " + g + " (" + std::to_string(n) + " dumps with old_logprobs): mean |delta| " +
-                      fmt(tot / k) + " = numeric " + fmt(num / k) + " (l_T(old) - l_E) + policy lag " +
-                      fmt(lag / k) + " (l_T(new) - l_T(old)), per-token parts; " +
+                      fmt(tot / k) + "; per token delta = numeric + lag, mean |numeric| " + fmt(num / k) +
+                      " (l_T(old) - l_E), mean |lag| " + fmt(lag / k) + " (l_T(new) - l_T(old)): " +
                       (lag > num ? "staleness dominates" : "kernels/precision dominate"));
     }
     return out;
