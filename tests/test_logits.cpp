@@ -291,3 +291,52 @@ TEST_CASE("logits: bad input gets clear errors") {
                          doctest::Contains("temperature 0 must be"), logratio::error);
     CHECK_THROWS_AS(logits_view<float>(z.data(), 3, 4, 2), logratio::shape_error);
 }
+
+TEST_CASE("logits: NaN and +inf are found wherever they sit, also next to -inf entries") {
+    // the vector path finds a bad row from its maxima and a running sum of
+    // the logits: check every column of a row longer than any lane count
+    const std::size_t V = 37;
+    std::vector<float> z(2 * V), y(2 * V);
+    for (std::size_t i = 0; i < z.size(); ++i) z[i] = y[i] = static_cast<float>(i % 7) - 3.0f;
+    z[5] = y[9] = -INFINITY;  // masked entries are fine
+    logits_view<float> a(z.data(), 2, V), b(y.data(), 2, V);
+    std::vector<logits_row> out(2), ref(2);
+    const std::int64_t* none = nullptr;
+    for (std::size_t j = 0; j < V; ++j)
+        for (const float bad : {std::nanf(""), INFINITY}) {
+            for (const bool train : {true, false}) {
+                auto& m = train ? z : y;
+                const float keep = m[V + j];
+                m[V + j] = bad;
+                const std::string want = std::string(train ? "train_logits: " : "rollout_logits: ") +
+                                         (std::isnan(bad) ? "NaN" : "+inf") + " logit at row 1, column " +
+                                         std::to_string(j);
+                CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, none, out.data()), doctest::Contains(want.c_str()),
+                                     logratio::value_error);
+                m[V + j] = keep;
+            }
+        }
+    logratio::compute_logits(a, b, none, out.data());
+    logratio::compute_logits_scalar(a, b, none, ref.data());
+    CHECK(out[0].train_entropy == doctest::Approx(ref[0].train_entropy).epsilon(1e-13));
+}
+
+TEST_CASE("logits: argmax is the first column of the maximum, across lanes and ties") {
+    const std::size_t V = 53;
+    for (std::size_t first = 0; first < V; first += 3) {
+        std::vector<float> z(V, 0.0f), y(V, 0.0f);
+        z[first] = 2.0f;
+        for (std::size_t j = first + 1; j < V; j += 5) z[j] = 2.0f;  // later ties
+        y[V - 1 - first] = 1.0f;
+        y[V - 1] = 1.0f;
+        const logits_row r = [&] {
+            logits_row x;
+            logratio::compute_logits(logits_view<float>(z.data(), 1, V), logits_view<float>(y.data(), 1, V),
+                                     static_cast<const std::int32_t*>(nullptr), &x);
+            return x;
+        }();
+        CHECK(r.train_argmax == first);
+        CHECK(r.rollout_argmax == V - 1 - first);
+        CHECK(r.argmax_match == (first == V - 1 - first));
+    }
+}

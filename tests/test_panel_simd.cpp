@@ -200,3 +200,27 @@ TEST_CASE("the kernel's expm1 matches std::expm1 over the clamp range") {
     INFO("worst relative error " << worst << " on " << xs.size() << " points");
     CHECK(worst < 1e-14);
 }
+
+TEST_CASE("the kernel's exp of non-positive arguments matches std::exp") {
+    using V = xsimd::batch<double, xsimd::default_arch>;
+    using ops = logratio::detail::simd_ops<V>;
+    std::vector<double> xs;
+    for (double x = 0.0; x >= -707.9; x -= 0.001953125 * 7.3) xs.push_back(x);
+    for (double x = 1e-300; x < 1.0; x *= 1.7) xs.push_back(-x);
+    for (double x : {0.0, -0.0, -0.34657359027997264, -0.6931471805599453, -708.0, -700.0}) xs.push_back(x);
+    while (xs.size() % V::size) xs.push_back(-0.5);
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); i += V::size) {
+        alignas(64) double out[V::size];
+        ops::exp_nonpos(V::load_unaligned(xs.data() + i)).store_aligned(out);
+        for (std::size_t k = 0; k < V::size; ++k)
+            worst = std::max(worst, std::fabs(out[k] - std::exp(xs[i + k])) / std::exp(xs[i + k]));
+    }
+    INFO("worst relative error " << worst << " on " << xs.size() << " points");
+    CHECK(worst < 1e-15);
+    // below -708 (subnormal exp) and -inf: exactly 0
+    alignas(64) double in[V::size], out[V::size];
+    for (std::size_t k = 0; k < V::size; ++k) in[k] = k % 2 ? -INFINITY : -708.5 - 100.0 * k;
+    ops::exp_nonpos(V::load_aligned(in)).store_aligned(out);
+    for (std::size_t k = 0; k < V::size; ++k) CHECK(out[k] == 0.0);
+}

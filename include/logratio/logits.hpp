@@ -132,21 +132,32 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
     const V zero = ops::splat(0.0);
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
 
-    // pass 1: maxima (NaN poisons a running sum, caught below)
-    const V pinf = ops::splat(std::numeric_limits<double>::infinity());
-    V mz = ninf, my = ninf;
-    bool bad = false;
+    // pass 1: maxima and argmaxes. A +inf logit becomes the maximum; a NaN
+    // never does (it compares false) but poisons a running sum of the
+    // logits (-inf entries alone leave it -inf); either sends the row to
+    // the slow check that names the entry.
+    V mz = ninf, my = ninf, poison = zero;
+    // per lane: the first column holding the lane's maximum (indices are
+    // exact in double lanes up to 2^53)
+    V jz = zero, jy = zero, col = zero;
+    if constexpr (L > 1) {
+        alignas(64) double lanes[L];
+        for (std::size_t k = 0; k < L; ++k) lanes[k] = static_cast<double>(k);
+        col = V::load_aligned(lanes);
+    }
+    const V step = ops::splat(static_cast<double>(L));
     for (std::uint64_t i = 0; i < n; i += L) {
         const V a = lz.load(z, i, n, inv_t, scale), b = ly.load(y, i, n, inv_t, scale);
-        mz = ops::max(mz, a);
-        my = ops::max(my, b);
-        // NaN (not equal to itself) or +inf; -inf is a masked entry
-        // !(a == a) is true for NaN on every target (some `!=` compare ordered)
-        const auto a_nan = !(a == a), b_nan = !(b == b);
-        bad = bad || !ops::none(a_nan | b_nan | (a == pinf) | (b == pinf));
+        const mask_t gz = a > mz, gy = b > my;
+        mz = ops::select(gz, a, mz);
+        my = ops::select(gy, b, my);
+        jz = ops::select(gz, col, jz);
+        jy = ops::select(gy, col, jy);
+        col = col + step;
+        poison = poison + (a + b);
     }
     const double Mz = ops::hmax(mz), My = ops::hmax(my);
-    if (!std::isfinite(Mz) || !std::isfinite(My) || bad) {
+    if (!std::isfinite(Mz) || !std::isfinite(My) || std::isnan(ops::sum(poison))) {
         // slow check: which entry, if any, is NaN or +inf
         for (std::uint64_t j = 0; j < n; ++j) {
             const double a = to_double(z[j]) / temperature, b = to_double(y[j]) / temperature;
@@ -159,16 +170,13 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
         if (!std::isfinite(My)) throw_bad_logit(y, n, "rollout_logits", row, temperature);
     }
     logits_row r;
-    // first index of each maximum (the same division as the loads)
-    auto first_max = [&](const T* p, double M) {
-        for (std::uint64_t j = 0; j < n; ++j) {
-            const double x = scale ? to_double(p[j]) / temperature : to_double(p[j]);
-            if (x == M) return j;
-        }
-        return std::uint64_t(0);
+    // the first column of each maximum: the smallest lane index among the
+    // lanes that reached it
+    auto first_max = [](const V& m, const V& idx, double M) {
+        return static_cast<std::uint64_t>(ops::hmin(ops::select(m == ops::splat(M), idx, ops::splat(1e300))));
     };
-    r.train_argmax = first_max(z, Mz);
-    r.rollout_argmax = first_max(y, My);
+    r.train_argmax = first_max(mz, jz, Mz);
+    r.rollout_argmax = first_max(my, jy, My);
     r.argmax_match = r.train_argmax == r.rollout_argmax;
 
     // pass 2: the sums
@@ -176,7 +184,7 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
     V Sz = zero, Sy = zero, Ez = zero, Ey = zero, Kz = zero, Ky = zero;
     for (std::uint64_t i = 0; i < n; i += L) {
         const V a = lz.load(z, i, n, inv_t, scale) - vMz, b = ly.load(y, i, n, inv_t, scale) - vMy;
-        const V p = ops::exp(a), q = ops::exp(b);
+        const V p = ops::exp_nonpos(a), q = ops::exp_nonpos(b);
         const mask_t pp = p > zero, qp = q > zero;
         Sz = Sz + p;
         Sy = Sy + q;
@@ -198,7 +206,7 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
     V tv = zero;
     for (std::uint64_t i = 0; i < n; i += L) {
         const V a = lz.load(z, i, n, inv_t, scale) - vMz, b = ly.load(y, i, n, inv_t, scale) - vMy;
-        tv = tv + ops::abs(ops::exp(a) * iz - ops::exp(b) * iy);
+        tv = tv + ops::abs(ops::exp_nonpos(a) * iz - ops::exp_nonpos(b) * iy);
     }
     r.tv = 0.5 * ops::sum(tv);
 

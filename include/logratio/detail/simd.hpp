@@ -33,6 +33,7 @@ struct simd_ops<double> {
     static double fma(double a, double b, double c) noexcept { return a * b + c; }
     static double expm1(double x) noexcept { return std::expm1(x); }
     static double exp(double x) noexcept { return std::exp(x); }
+    static double exp_nonpos(double x) noexcept { return std::exp(x); }
     static double sum(double x) noexcept { return x; }
     static double hmin(double x) noexcept { return x; }
     static double hmax(double x) noexcept { return x; }
@@ -111,6 +112,35 @@ struct simd_ops<xsimd::batch<double, A>> {
         const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
         const value two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
         return two_k * em_r + (two_k - value(1.0));
+    }
+    /// exp(x) for x <= 0 (-inf included) without a division or an
+    /// integer conversion (xsimd's exp has both; they dominate the logits
+    /// kernel): x = k ln2 + r, |r| <= ln2/2, exp(r) by its Taylor series to
+    /// degree 12 (truncation < 2e-16 relative), 2^k from the exponent bits.
+    /// Below -708 the result is 0 (exp there is subnormal: < 1e-307 next to
+    /// the row maximum's exp(0) = 1). Measured against std::exp in the tests.
+    static value exp_nonpos(const value& x) noexcept {
+        using ubatch = xsimd::batch<std::uint64_t, A>;
+        const value xc = xsimd::max(x, value(-709.0));  // -inf and huge negatives: k stays in range
+        const value shifter(6755399441055744.0);       // 1.5 * 2^52
+        const value kd_shifted = xsimd::fma(xc, value(1.4426950408889634), shifter);
+        const value k = kd_shifted - shifter;
+        const value r = xsimd::fnma(k, value(1.90821492927058770002e-10), xsimd::fnma(k, value(6.93147180369123816490e-01), xc));
+        value p(1.0 / 479001600.0);
+        p = xsimd::fma(p, r, value(1.0 / 39916800.0));
+        p = xsimd::fma(p, r, value(1.0 / 3628800.0));
+        p = xsimd::fma(p, r, value(1.0 / 362880.0));
+        p = xsimd::fma(p, r, value(1.0 / 40320.0));
+        p = xsimd::fma(p, r, value(1.0 / 5040.0));
+        p = xsimd::fma(p, r, value(1.0 / 720.0));
+        p = xsimd::fma(p, r, value(1.0 / 120.0));
+        p = xsimd::fma(p, r, value(1.0 / 24.0));
+        p = xsimd::fma(p, r, value(1.0 / 6.0));
+        p = xsimd::fma(p, r, value(0.5));
+        const value e_r = xsimd::fma(r * r, p, r) + value(1.0);  // exp(r)
+        const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
+        const value two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
+        return xsimd::select(x < value(-708.0), value(0.0), two_k * e_r);
     }
     static double sum(const value& x) noexcept { return xsimd::hadd(x); }
     static double hmin(const value& x) noexcept {
