@@ -99,6 +99,13 @@ struct row_loader {
         }
         if constexpr (L == 1) {
             x = to_double(p[i]);
+#if LOGRATIO_X86
+        } else if constexpr (L == 2) {
+            // two lanes (SSE2): from registers -- two scalar stores read back
+            // as one vector would stall on store forwarding
+            constexpr double ninf = -std::numeric_limits<double>::infinity();
+            x = V(_mm_set_pd(i + 1 < n ? to_double(p[i + 1]) : ninf, to_double(p[i])));
+#endif
         } else {
             for (std::size_t k = 0; k < L; ++k)
                 buf[k] = i + k < n ? to_double(p[i + k]) : -std::numeric_limits<double>::infinity();
