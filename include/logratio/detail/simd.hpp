@@ -86,60 +86,48 @@ struct simd_ops<xsimd::batch<double, A>> {
         }
     }
 
-    /// expm1(x) for |x| <= 20 (the kernels' clamp range), no division:
-    /// x = k ln2 + r with |r| <= ln2/2, expm1(r) by its Taylor series to
-    /// degree 12 (truncation < 1e-15 relative), then
+    /// The shared core of the two functions below, without a division or
+    /// an integer conversion: x = k ln2 + r with |r| <= ln2/2 (|x| <= 709),
+    /// returns expm1(r) by its Taylor series to degree 12 (truncation
+    /// < 2e-16 relative) and sets two_k = 2^k from the exponent bits.
+    /// Fused: the multiply-adds as single FMAs; unfused: every product
+    /// rounded, the arithmetic of the scalar path.
+    template <bool Fused>
+    static value expm1_reduced(const value& x, value& two_k) noexcept {
+        using ubatch = xsimd::batch<std::uint64_t, A>;
+        const auto madd = [](const value& a, const value& b, const value& c) {
+            if constexpr (Fused) return xsimd::fma(a, b, c);
+            else return value(a * b + c);
+        };
+        const value shifter(6755399441055744.0);  // 1.5 * 2^52: rounds to integer, k in the low bits
+        const value kd_shifted = madd(x, value(1.4426950408889634), shifter);
+        const value k = kd_shifted - shifter;
+        const value r = madd(k, value(-1.90821492927058770002e-10), madd(k, value(-6.93147180369123816490e-01), x));
+        value p(1.0 / 479001600.0);
+        for (const double c : {1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0,
+                               1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5})
+            p = madd(p, r, value(c));
+        const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
+        two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
+        return madd(r * r, p, r);  // expm1(r)
+    }
+
+    /// expm1(x) for |x| <= 20 (the kernels' clamp range), unfused (the
+    /// panel and correction kernels see the scalar path's per-token terms):
     /// expm1(x) = 2^k expm1(r) + (2^k - 1), exact for k = 0 so tiny x keep
     /// full relative accuracy. Measured against std::expm1 in the tests.
     static value expm1_clamped(const value& x) noexcept {
-        using ubatch = xsimd::batch<std::uint64_t, A>;
-        const value shifter(6755399441055744.0);  // 1.5 * 2^52: rounds to integer, k in the low bits
-        const value kd_shifted = x * value(1.4426950408889634) + shifter;
-        const value k = kd_shifted - shifter;
-        const value r = (x - k * value(6.93147180369123816490e-01)) - k * value(1.90821492927058770002e-10);
-        value p(1.0 / 479001600.0);
-        p = p * r + value(1.0 / 39916800.0);
-        p = p * r + value(1.0 / 3628800.0);
-        p = p * r + value(1.0 / 362880.0);
-        p = p * r + value(1.0 / 40320.0);
-        p = p * r + value(1.0 / 5040.0);
-        p = p * r + value(1.0 / 720.0);
-        p = p * r + value(1.0 / 120.0);
-        p = p * r + value(1.0 / 24.0);
-        p = p * r + value(1.0 / 6.0);
-        p = p * r + value(0.5);
-        const value em_r = r + (r * r) * p;  // expm1(r)
-        const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
-        const value two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
+        value two_k;
+        const value em_r = expm1_reduced<false>(x, two_k);
         return two_k * em_r + (two_k - value(1.0));
     }
-    /// exp(x) for x <= 0 (-inf included) without a division or an
-    /// integer conversion (xsimd's exp has both; they dominate the logits
-    /// kernel): x = k ln2 + r, |r| <= ln2/2, exp(r) by its Taylor series to
-    /// degree 12 (truncation < 2e-16 relative), 2^k from the exponent bits.
-    /// Below -708 the result is 0 (exp there is subnormal: < 1e-307 next to
-    /// the row maximum's exp(0) = 1). Measured against std::exp in the tests.
+    /// exp(x) for x <= 0 (-inf included), fused (xsimd's exp divides and
+    /// converts to integers; that dominated the logits kernel). Below -708
+    /// the result is 0 (exp there is subnormal: < 1e-307 next to the row
+    /// maximum's exp(0) = 1). Measured against std::exp in the tests.
     static value exp_nonpos(const value& x) noexcept {
-        using ubatch = xsimd::batch<std::uint64_t, A>;
-        const value xc = xsimd::max(x, value(-709.0));  // -inf and huge negatives: k stays in range
-        const value shifter(6755399441055744.0);       // 1.5 * 2^52
-        const value kd_shifted = xsimd::fma(xc, value(1.4426950408889634), shifter);
-        const value k = kd_shifted - shifter;
-        const value r = xsimd::fnma(k, value(1.90821492927058770002e-10), xsimd::fnma(k, value(6.93147180369123816490e-01), xc));
-        value p(1.0 / 479001600.0);
-        p = xsimd::fma(p, r, value(1.0 / 39916800.0));
-        p = xsimd::fma(p, r, value(1.0 / 3628800.0));
-        p = xsimd::fma(p, r, value(1.0 / 362880.0));
-        p = xsimd::fma(p, r, value(1.0 / 40320.0));
-        p = xsimd::fma(p, r, value(1.0 / 5040.0));
-        p = xsimd::fma(p, r, value(1.0 / 720.0));
-        p = xsimd::fma(p, r, value(1.0 / 120.0));
-        p = xsimd::fma(p, r, value(1.0 / 24.0));
-        p = xsimd::fma(p, r, value(1.0 / 6.0));
-        p = xsimd::fma(p, r, value(0.5));
-        const value e_r = xsimd::fma(r * r, p, r) + value(1.0);  // exp(r)
-        const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
-        const value two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
+        value two_k;
+        const value e_r = expm1_reduced<true>(xsimd::max(x, value(-709.0)), two_k) + value(1.0);  // -inf: k in range
         return xsimd::select(x < value(-708.0), value(0.0), two_k * e_r);
     }
     static double sum(const value& x) noexcept { return xsimd::hadd(x); }
