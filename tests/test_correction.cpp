@@ -469,3 +469,79 @@ TEST_CASE("correction: invalid options and inputs get clear errors") {
     bytes.resize(bytes.size() - 3);
     CHECK_THROWS_AS(logratio::correction_accumulator::deserialize(bytes), logratio::format_error);
 }
+
+TEST_CASE("correction: the token-level short cut gives the full step's numbers next to every threshold") {
+    // Deltas mostly small (every batch inside the interval where no
+    // threshold acts: the short cut), plus tokens planted 1e-6 and 1e-11 on
+    // either side of each bound of the interval, past |delta| = 20, and
+    // masked-out garbage: the SIMD kernel (short cut + full step) must give
+    // the scalar reference path's masks, weights and metrics.
+    struct opts {
+        const char* what;
+        correction_options o;
+    };
+    std::vector<opts> sets(4);
+    sets[0].what = "TIS 2 + token_k1 0.5_2 + token_k3 0.01 + veto 1e-4";
+    sets[0].o.is = logratio::is_options{logratio::is_level::token, 2.0};
+    sets[0].o.rejection = logratio::parse_rejection("token_k1,token_k3", "0.5_2,0.01");
+    sets[0].o.veto = 1e-4;
+    sets[1].what = "TIS [0.8, 1.5] + token_k2 0.02, batch normalised";
+    sets[1].o.is = logratio::is_options{logratio::is_level::token, 1.5, 0.8, true};
+    sets[1].o.rejection = logratio::parse_rejection("token_k2", "0.02");
+    sets[2].what = "token_k1 band 0.9_1.1 only";
+    sets[2].o.rejection = logratio::parse_rejection("token_k1", "0.9_1.1");
+    sets[3].what = "TIS 3 + veto 0.5";
+    sets[3].o.is = logratio::is_options{logratio::is_level::token, 3.0};
+    sets[3].o.veto = 0.5;
+
+    const std::size_t rows = 48, len = 203;  // odd length: every row ends in a partial batch
+    for (const opts& s : sets) {
+        CAPTURE(s.what);
+        const auto in = logratio::detail::inside_interval(s.o);
+        REQUIRE(in.lo < -0.01);  // typical deltas lie inside: the short cut runs
+        REQUIRE(in.hi > 0.01);
+        std::mt19937_64 g(42);
+        std::normal_distribution<double> nd(0.0, 0.003);
+        std::uniform_int_distribution<std::size_t> pos(0, len - 1);
+        std::vector<double> t(rows * len), r(rows * len);
+        std::vector<std::uint8_t> m(rows * len, 1);
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            r[i] = -2.0 - 0.001 * static_cast<double>(i % 97);
+            t[i] = r[i] + nd(g);
+        }
+        const double planted[] = {in.lo - 1e-6, in.lo + 1e-6, in.lo - 1e-11, in.lo + 1e-11,
+                                  in.hi - 1e-6, in.hi + 1e-6, in.hi - 1e-11, in.hi + 1e-11,
+                                  -25.0,        22.0};
+        for (std::size_t row = 0; row < rows; row += 2) {  // odd rows stay all inside
+            for (double d : planted) {
+                const std::size_t i = row * len + pos(g);
+                r[i] = -30.0;
+                t[i] = std::min(-30.0 + d, 0.0);
+            }
+            const std::size_t j = row * len + pos(g);  // masked out: never read
+            m[j] = 0;
+            t[j] = std::numeric_limits<double>::quiet_NaN();
+        }
+        for (std::size_t row = 1; row < rows; row += 4) m[row * len + 5] = 0;  // masked out inside a batch
+        const auto v = logratio::padded(t, r, m, rows, len);
+        std::vector<float> w1(t.size()), w2(t.size());
+        std::vector<std::uint8_t> m1(t.size()), m2(t.size());
+        const correction_result fast = logratio::correct(v, s.o, w1.data(), m1.data());
+        auto acc = logratio::correct_range_scalar(v, 0, v.num_sequences(), s.o, w2.data(), m2.data());
+        logratio::scale_weights(w2.data(), 0, v.size(), acc.weight_scale());
+        const correction_result ref = acc.finish();
+        CHECK(m1 == m2);
+        double worst = 0;
+        for (std::size_t i = 0; i < w1.size(); ++i) {
+            if (w2[i] == 0.0f) CHECK(w1[i] == 0.0f);
+            worst = std::max(worst, std::fabs(double(w1[i]) - w2[i]) / std::max(1e-30, double(w2[i])));
+        }
+        CHECK(worst <= 1.2e-7);
+        const auto a = as_map(fast), b = as_map(ref);
+        REQUIRE(a.size() == b.size());
+        for (const auto& e : b) {
+            CAPTURE(e.first);
+            CHECK(test::spec_close(a.at(e.first), e.second));
+        }
+    }
+}

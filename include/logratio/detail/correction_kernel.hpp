@@ -13,6 +13,14 @@
 //            truncation, every token rejection statistic and its test, the
 //            final keep bit; the token sums of the metrics; and the writes
 //            of the weight and mask outputs.
+// Token-level modes (no phase 1) take a short cut per batch: every token
+// statistic is monotone in delta on each side of 0, so all thresholds
+// together keep delta inside one interval [A, B] (inside_interval below,
+// narrowed by a margin). A batch whose deltas all lie inside needs no clamp,
+// no threshold count and no rejection -- its terms are the same numbers
+// the full step would add -- and runs a step of half the operations; any
+// other batch (a token near or past a threshold, NaN, |delta| > 20) runs
+// the full step. The scalar reference path always runs the full step.
 // No other pass reads the tokens (batch normalisation rescales the written
 // weights afterwards: correction.hpp).
 #include <algorithm>
@@ -99,6 +107,174 @@ inline std::uint64_t tally_total(const V& c) noexcept {
     return static_cast<std::uint64_t>(simd_ops<V>::sum(c));
 }
 
+/// The interval of delta inside which no token-level threshold of o can
+/// act: |delta| <= 20, a token IS weight inside [c, C], every token
+/// rejection statistic inside its bounds, no veto. Each bound is narrowed by
+/// 1e-9 (1 + |bound|), far more than the rounding of the kernel's own
+/// statistics, so a token inside passes every exact test of the full step.
+/// Empty (lo > hi) when some option cannot be decided this way.
+struct delta_interval {
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+};
+inline delta_interval inside_interval(const correction_options& o) {
+    delta_interval r{-clamp_log_ratio, clamp_log_ratio};
+    auto keep_above = [&](double a) { r.lo = std::max(r.lo, a); };
+    auto keep_below = [&](double b) { r.hi = std::min(r.hi, b); };
+    if (o.is) {
+        if (o.is->level != is_level::token) return {0.0, -1.0};
+        keep_above(std::log(o.is->metric_lower()));  // w >= c (c = c_low when given: no lower clip)
+        keep_below(std::log(o.is->upper));           // w <= C
+    }
+    for (const rs_option& x : o.rejection) {
+        if (!x.is_token_level()) return {0.0, -1.0};
+        const double up = x.stat_upper();
+        if (x.stat == rs_stat::k1) {  // -delta in [log lower, log upper]
+            keep_above(-up);
+            keep_below(-x.stat_lower());
+        } else if (x.stat == rs_stat::k2) {  // delta^2 / 2 <= up
+            const double b = std::sqrt(2.0 * std::max(up, 0.0));
+            keep_above(-b);
+            keep_below(b);
+        } else {  // expm1(delta) - delta <= up: the two roots by bisection
+            auto root = [&](double sign) {
+                double a = 0.0, b = sign * clamp_log_ratio;
+                if (std::expm1(b) - b <= up) return b;
+                for (int i = 0; i < 200; ++i) {
+                    const double m = 0.5 * (a + b);
+                    (std::expm1(m) - m <= up ? a : b) = m;
+                }
+                return a;
+            };
+            keep_above(root(-1.0));
+            keep_below(root(1.0));
+        }
+    }
+    if (o.veto) keep_above(std::log(*o.veto));  // a token below log tau is vetoed
+    r.lo += 1e-9 * (1.0 + std::fabs(r.lo));
+    r.hi -= 1e-9 * (1.0 + std::fabs(r.hi));
+    return r;
+}
+
+/// What the short cut's step computes (from the options) and where its
+/// batches lie.
+struct inside_plan {
+    double lo = 0.0, hi = -1.0;  ///< the interval of delta (empty: no short cut)
+    bool k1 = false, k2 = false, k3 = false, is = false;
+};
+
+/// The short cut's sums over one sequence (merged into the full step's
+/// accumulators after the sequence).
+template <class V>
+struct inside_sums {
+    using ops = simd_ops<V>;
+    static constexpr double inf = std::numeric_limits<double>::infinity();
+    std::uint64_t n = 0;
+    V top = ops::splat(-inf), t = ops::splat(0.0), r = ops::splat(0.0), d = ops::splat(0.0), k3 = ops::splat(0.0);
+    V chi2 = ops::splat(0.0), dmin = ops::splat(inf), dmax = ops::splat(-inf);
+    V k1sq = ops::splat(0.0), k2 = ops::splat(0.0), k2min = ops::splat(inf), k2sq = ops::splat(0.0);
+    V k3min = ops::splat(inf), k3sq = ops::splat(0.0);
+    V kept = ops::splat(0.0), c = ops::splat(0.0), c2 = ops::splat(0.0), e = ops::splat(0.0), tw = ops::splat(0.0);
+    V pmin = ops::splat(inf), pmax = ops::splat(-inf);
+};
+
+/// The short cut's step for one batch whose deltas all lie inside the
+/// interval (so dc = delta, no threshold acts and keep = on): the same
+/// terms the full step adds, the weights (t = w = rho on masked-in lanes,
+/// 0 elsewhere) and the mask (= on).
+template <class V, class W>
+LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, const V& r, const V& d,
+                                                const typename simd_ops<V>::mask& on, const inside_plan& p,
+                                                W* wdst, std::uint8_t* mdst, std::size_t lanes) noexcept {
+    using ops = simd_ops<V>;
+    const V zero = ops::splat(0.0), one = ops::splat(1.0);
+    const V pinf = ops::splat(std::numeric_limits<double>::infinity());
+    s.top = ops::max(s.top, ops::max(t, r));
+    s.n += ops::count(on);
+    s.t = s.t + t;
+    s.r = s.r + r;
+    s.d = s.d + d;
+    const V em = ops::expm1(d);
+    const V k3 = em - d;  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
+    s.k3 = s.k3 + k3;
+    s.chi2 = ops::fma(em, em + V(2.0), s.chi2);
+    s.dmin = ops::min(s.dmin, ops::select(on, d, pinf));
+    s.dmax = ops::max(s.dmax, ops::select(on, d, -pinf));
+    if (p.k1) s.k1sq = ops::fma(d, d, s.k1sq);  // x' = x = -delta
+    if (p.k2) {
+        const V x = V(0.5) * d * d;
+        s.k2 = s.k2 + x;
+        s.k2min = ops::min(s.k2min, ops::select(on, x, pinf));
+        s.k2sq = ops::fma(x, x, s.k2sq);
+    }
+    if (p.k3) {
+        s.k3min = ops::min(s.k3min, ops::select(on, k3, pinf));
+        s.k3sq = ops::fma(k3, k3, s.k3sq);
+    }
+    if (p.is) {  // token level: t = w
+        const V w = em + one;
+        const V wc = w - one;
+        const V tw = ops::select(on, w, zero);
+        tally(s.kept, on);
+        s.c = s.c + wc;
+        s.c2 = ops::fma(wc, wc, s.c2);
+        s.e = s.e + em;
+        s.tw = s.tw + tw;
+        s.pmin = ops::min(s.pmin, ops::select(on, tw, pinf));
+        s.pmax = ops::max(s.pmax, ops::select(on, tw, -pinf));
+        if (wdst) store_lanes<V, W>(tw, wdst, lanes);
+    }
+    if (mdst) store_mask_lanes<V>(on, mdst, lanes);
+}
+
+#if LOGRATIO_X86
+/// The short cut over the whole batches [i, end) of a view read directly
+/// from memory (AVX2/AVX-512), as long as they lie inside: returns where it
+/// stopped (end, or the first batch with a delta outside). Its own function
+/// so that its sums stay in registers.
+template <class V, class W, class T, class M>
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint64_t end, W* wout,
+                         std::uint8_t* mout, const inside_plan& p, inside_sums<V>& sums) noexcept {
+    using ops = simd_ops<V>;
+    using A = typename V::arch_type;
+    constexpr std::size_t L = ops::size;
+    constexpr std::uint64_t ahead = 2048;
+    const T* tp = v.train();
+    const T* rp = v.rollout();
+    const M* mp = v.mask();
+    const V zero = ops::splat(0.0), lo = ops::splat(p.lo), hi = ops::splat(p.hi);
+    const auto all_on = ops::splat(1.0) != zero;
+    inside_sums<V> s = sums;
+    auto load = [&](std::uint64_t k, V& t, V& r, V& d) LOGRATIO_ALWAYS_INLINE {
+        const auto on = mp ? widen_mask<A>(mp + k) : all_on;
+        t = ops::select(on, widen<A>(tp + k), zero);
+        r = ops::select(on, widen<A>(rp + k), zero);
+        d = t - r;
+        return on;
+    };
+    auto inside = [&](const V& d) LOGRATIO_ALWAYS_INLINE { return ops::all((d >= lo) & (d <= hi)); };
+    auto step = [&](std::uint64_t k, const V& t, const V& r, const V& d, const typename ops::mask& on)
+                    LOGRATIO_ALWAYS_INLINE {
+        inside_batch<V, W>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
+    };
+    for (; i < end; i += L) {
+        if (i % 64 == 0) {
+            __builtin_prefetch(tp + i + ahead);
+            __builtin_prefetch(rp + i + ahead);
+            if (mp) __builtin_prefetch(mp + i + ahead);
+        }
+        V t, r, d;
+        const auto on = load(i, t, r, d);
+        if (!inside(d)) break;
+        step(i, t, r, d, on);
+    }
+    sums = s;
+    return i;
+}
+#endif
+
 /// Per-sequence lane sums: count, delta, l_T, l_E, the largest log-prob
 /// (validation), dc, and, when a sequence option needs them, k2/k3 sums and
 /// maxima.
@@ -172,6 +348,13 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
     // otherwise phase 2 also takes the sequence sums (and a veto, known at
     // the end of the sequence, rewrites its mask).
     const bool need_phase1 = (has_is && !tok_is) || any_seq_rs;
+    inside_plan plan;
+    if (ops::size > 1 && !need_phase1) {
+        const delta_interval in = inside_interval(o);
+        plan = {in.lo, in.hi, tok_opt[0] >= 0, tok_opt[1] >= 0, tok_opt[2] >= 0, has_is};
+    }
+    const bool short_cut = plan.lo <= plan.hi;
+    const V in_lo = ops::splat(plan.lo), in_hi = ops::splat(plan.hi);
 
     // ---- lane accumulators over all tokens (reduced at the end)
     V a_k3 = zero, a_chi2 = zero, a_dcmin = pinf, a_dcmax = ninf;
@@ -314,10 +497,18 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
                 keep_rs = keep_rs & !hi;
             }
         };
+        inside_sums<V> f;  // the short cut's sums over this sequence
+        auto inside_step = [&](const V& t, const V& r, const V& d, mask_t on) LOGRATIO_ALWAYS_INLINE {
+            const std::size_t lanes = static_cast<std::size_t>(std::min<std::uint64_t>(L, e - pos));
+            inside_batch<V, W>(f, t, r, d, on, plan, out.weights ? out.weights + pos : nullptr,
+                               out.mask ? out.mask + pos : nullptr, lanes);
+            pos += L;
+        };
         auto phase2 = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
             const V t = ops::select(on, t0, zero);
             const V r = ops::select(on, r0, zero);
             const V d = t - r;
+            if (short_cut && ops::all((d >= in_lo) & (d <= in_hi))) return inside_step(t, r, d, on);
             const V dc = ops::min(ops::max(d, lo20), hi20);
             if (!need_phase1) add_row(t, r, d, dc, on, false);  // sum delta = sum dc + row_fix
             const V em = ops::expm1(dc);
@@ -383,7 +574,55 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
             if (out.mask) store_mask_lanes<V>(keep, out.mask + pos, lanes);
             pos += L;
         };
-        for_each_batch<V>(v, b, e, buf, phase2);
+        bool ran = false;
+#if LOGRATIO_X86
+        if constexpr (is_simd_batch<V>::template direct<T, M>) {
+            if (short_cut) {  // runs of the short cut, each batch outside it by the full step
+                const std::uint64_t full_end = b + (e - b) / L * L;
+                std::uint64_t i = b;
+                while (i < full_end) {
+                    i = inside_run<V, W>(v, i, full_end, out.weights, out.mask, plan, f);
+                    if (i == full_end) break;
+                    pos = i;
+                    for_each_batch<V>(v, i, i + L, buf, phase2);
+                    i += L;
+                }
+                pos = full_end;
+                if (full_end < e) for_each_batch<V>(v, full_end, e, buf, phase2);
+                ran = true;
+            }
+        }
+#endif
+        if (!ran) for_each_batch<V>(v, b, e, buf, phase2);
+        if (short_cut) {  // merge the short cut's sums
+            rs.top = ops::max(rs.top, f.top);
+            rs.n += f.n;
+            rs.t = rs.t + f.t;
+            rs.r = rs.r + f.r;
+            rs.dc = rs.dc + f.d;
+            a_k3 = a_k3 + f.k3;
+            a_chi2 = a_chi2 + f.chi2;
+            a_dcmin = ops::min(a_dcmin, f.dmin);
+            a_dcmax = ops::max(a_dcmax, f.dmax);
+            r_xc[0] = r_xc[0] - f.d;
+            r_xc2[0] = r_xc2[0] + f.k1sq;
+            q_x[1] = q_x[1] + f.k2;
+            r_xc[1] = r_xc[1] + f.k2;
+            r_min[1] = ops::min(r_min[1], f.k2min);
+            r_xc2[1] = r_xc2[1] + f.k2sq;
+            q_x[2] = q_x[2] + f.k3;
+            r_xc[2] = r_xc[2] + f.k3;
+            r_min[2] = ops::min(r_min[2], f.k3min);
+            r_xc2[2] = r_xc2[2] + f.k3sq;
+            q_kept = q_kept + f.kept;
+            a_c = a_c + f.c;
+            a_c2 = a_c2 + f.c2;
+            q_e = q_e + f.e;
+            q_t = q_t + f.tw;
+            q_post = q_post + f.tw;
+            q_pmin = ops::min(q_pmin, f.pmin);
+            q_pmax = ops::max(q_pmax, f.pmax);
+        }
         if (!need_phase1) {
             validate();
             if (rs.n == 0) continue;  // not a sequence (phase 2 wrote zeros, added nothing)
