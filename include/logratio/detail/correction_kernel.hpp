@@ -163,7 +163,10 @@ struct inside_plan {
 };
 
 /// The short cut's sums over one sequence (merged into the full step's
-/// accumulators after the sequence).
+/// accumulators after the sequence, where the sums it leaves out are
+/// derived: with IS, sum em = sum (w - 1) = c, sum t = c + n, chi2 terms
+/// (w - 1)^2 + 2 (w - 1), the kept count n, and the extremes of t those of
+/// w = 1 + expm1(delta), monotone in delta).
 template <class V>
 struct inside_sums {
     using ops = simd_ops<V>;
@@ -173,21 +176,19 @@ struct inside_sums {
     V chi2 = ops::splat(0.0), dmin = ops::splat(inf), dmax = ops::splat(-inf);
     V k1sq = ops::splat(0.0), k2 = ops::splat(0.0), k2min = ops::splat(inf), k2sq = ops::splat(0.0);
     V k3min = ops::splat(inf), k3sq = ops::splat(0.0);
-    V kept = ops::splat(0.0), c = ops::splat(0.0), c2 = ops::splat(0.0), e = ops::splat(0.0), tw = ops::splat(0.0);
-    V pmin = ops::splat(inf), pmax = ops::splat(-inf);
+    V c = ops::splat(0.0), c2 = ops::splat(0.0);
 };
 
 /// The short cut's step for one batch whose deltas all lie inside the
-/// interval (so dc = delta, no threshold acts and keep = on): the same
-/// terms the full step adds, the weights (t = w = rho on masked-in lanes,
-/// 0 elsewhere) and the mask (= on).
-template <class V, class W>
+/// interval (so dc = delta, no threshold acts and keep = on): the terms the
+/// full step adds (or what they are derived from), the weights (t = w = rho
+/// on masked-in lanes, 0 elsewhere) and the mask (= on).
+template <class V, class W, bool K2 = true>
 LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, const V& r, const V& d,
                                                 const typename simd_ops<V>::mask& on, const inside_plan& p,
                                                 W* wdst, std::uint8_t* mdst, std::size_t lanes) noexcept {
     using ops = simd_ops<V>;
     const V zero = ops::splat(0.0), one = ops::splat(1.0);
-    const V pinf = ops::splat(std::numeric_limits<double>::infinity());
     s.top = ops::max(s.top, ops::max(t, r));
     s.n += ops::count(on);
     s.t = s.t + t;
@@ -196,32 +197,27 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     const V em = ops::expm1(d);
     const V k3 = em - d;  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
     s.k3 = s.k3 + k3;
-    s.chi2 = ops::fma(em, em + V(2.0), s.chi2);
-    s.dmin = ops::min(s.dmin, ops::select(on, d, pinf));
-    s.dmax = ops::max(s.dmax, ops::select(on, d, -pinf));
+    s.dmin = ops::min_where(s.dmin, on, d);
+    s.dmax = ops::max_where(s.dmax, on, d);
     if (p.k1) s.k1sq = ops::fma(d, d, s.k1sq);  // x' = x = -delta
-    if (p.k2) {
+    if (K2 && p.k2) {  // K2 = false: compiled out (its sums need registers)
         const V x = V(0.5) * d * d;
         s.k2 = s.k2 + x;
-        s.k2min = ops::min(s.k2min, ops::select(on, x, pinf));
+        s.k2min = ops::min_where(s.k2min, on, x);
         s.k2sq = ops::fma(x, x, s.k2sq);
     }
     if (p.k3) {
-        s.k3min = ops::min(s.k3min, ops::select(on, k3, pinf));
+        s.k3min = ops::min_where(s.k3min, on, k3);
         s.k3sq = ops::fma(k3, k3, s.k3sq);
     }
     if (p.is) {  // token level: t = w
         const V w = em + one;
         const V wc = w - one;
-        const V tw = ops::select(on, w, zero);
-        tally(s.kept, on);
         s.c = s.c + wc;
         s.c2 = ops::fma(wc, wc, s.c2);
-        s.e = s.e + em;
-        s.tw = s.tw + tw;
-        s.pmin = ops::min(s.pmin, ops::select(on, tw, pinf));
-        s.pmax = ops::max(s.pmax, ops::select(on, tw, -pinf));
-        if (wdst) store_lanes<V, W>(tw, wdst, lanes);
+        if (wdst) store_lanes<V, W>(ops::select(on, w, zero), wdst, lanes);
+    } else {
+        s.chi2 = ops::fma(em, em + V(2.0), s.chi2);
     }
     if (mdst) store_mask_lanes<V>(on, mdst, lanes);
 }
@@ -231,7 +227,7 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
 /// from memory (AVX2/AVX-512), as long as they lie inside: returns where it
 /// stopped (end, or the first batch with a delta outside). Its own function
 /// so that its sums stay in registers.
-template <class V, class W, class T, class M>
+template <class V, class W, bool K2, class T, class M>
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -257,7 +253,7 @@ std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint6
     auto inside = [&](const V& d) LOGRATIO_ALWAYS_INLINE { return ops::all((d >= lo) & (d <= hi)); };
     auto step = [&](std::uint64_t k, const V& t, const V& r, const V& d, const typename ops::mask& on)
                     LOGRATIO_ALWAYS_INLINE {
-        inside_batch<V, W>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
+        inside_batch<V, W, K2>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
     };
     for (; i < end; i += L) {
         if (i % 64 == 0) {
@@ -581,7 +577,8 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
                 const std::uint64_t full_end = b + (e - b) / L * L;
                 std::uint64_t i = b;
                 while (i < full_end) {
-                    i = inside_run<V, W>(v, i, full_end, out.weights, out.mask, plan, f);
+                    i = plan.k2 ? inside_run<V, W, true>(v, i, full_end, out.weights, out.mask, plan, f)
+                                : inside_run<V, W, false>(v, i, full_end, out.weights, out.mask, plan, f);
                     if (i == full_end) break;
                     pos = i;
                     for_each_batch<V>(v, i, i + L, buf, phase2);
@@ -601,7 +598,7 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
             rs.r = rs.r + f.r;
             rs.dc = rs.dc + f.d;
             a_k3 = a_k3 + f.k3;
-            a_chi2 = a_chi2 + f.chi2;
+            a_chi2 = a_chi2 + (has_is ? V(ops::fma(f.c, V(2.0), f.c2)) : f.chi2);
             a_dcmin = ops::min(a_dcmin, f.dmin);
             a_dcmax = ops::max(a_dcmax, f.dmax);
             r_xc[0] = r_xc[0] - f.d;
@@ -614,14 +611,20 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
             r_xc[2] = r_xc[2] + f.k3;
             r_min[2] = ops::min(r_min[2], f.k3min);
             r_xc2[2] = r_xc2[2] + f.k3sq;
-            q_kept = q_kept + f.kept;
-            a_c = a_c + f.c;
-            a_c2 = a_c2 + f.c2;
-            q_e = q_e + f.e;
-            q_t = q_t + f.tw;
-            q_post = q_post + f.tw;
-            q_pmin = ops::min(q_pmin, f.pmin);
-            q_pmax = ops::max(q_pmax, f.pmax);
+            if (has_is) {
+                const V n_lane = ops::splat(static_cast<double>(f.n) / static_cast<double>(L));  // exact: L = 2^j
+                const V tw = f.c + n_lane;  // sum of t = w over the masked-in lanes
+                q_kept = q_kept + n_lane;
+                a_c = a_c + f.c;
+                a_c2 = a_c2 + f.c2;
+                q_e = q_e + f.c;
+                q_t = q_t + tw;
+                q_post = q_post + tw;
+                // lanes that saw a token: extremes of w from those of delta
+                const mask_t seen = f.dmin <= f.dmax;
+                q_pmin = ops::min(q_pmin, ops::select(seen, V(ops::expm1(ops::min(f.dmin, hi20)) + one), pinf));
+                q_pmax = ops::max(q_pmax, ops::select(seen, V(ops::expm1(ops::max(f.dmax, lo20)) + one), ninf));
+            }
         }
         if (!need_phase1) {
             validate();

@@ -39,6 +39,8 @@ struct simd_ops<double> {
     static double hmax(double x) noexcept { return x; }
     static bool none(bool m) noexcept { return !m; }
     static bool all(bool m) noexcept { return m; }
+    static double min_where(double acc, bool m, double x) noexcept { return m ? std::min(acc, x) : acc; }
+    static double max_where(double acc, bool m, double x) noexcept { return m ? std::max(acc, x) : acc; }
     static std::uint64_t count(bool m) noexcept { return m ? 1u : 0u; }
 };
 
@@ -64,6 +66,19 @@ struct simd_ops<xsimd::batch<double, A>> {
     static bool none(const mask& m) noexcept { return !xsimd::any(m); }
     /// all lanes of a mask true?
     static bool all(const mask& m) noexcept { return xsimd::all(m); }
+    /// min(acc, x) on the lanes of m, acc elsewhere (one masked instruction on AVX-512)
+    static value min_where(const value& acc, const mask& m, const value& x) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of<xsimd::avx512f, A>::value) return value(_mm512_mask_min_pd(acc, m, acc, x));
+#endif
+        return xsimd::select(m, xsimd::min(acc, x), acc);
+    }
+    static value max_where(const value& acc, const mask& m, const value& x) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of<xsimd::avx512f, A>::value) return value(_mm512_mask_max_pd(acc, m, acc, x));
+#endif
+        return xsimd::select(m, xsimd::max(acc, x), acc);
+    }
     /// number of true lanes (a scalar popcount: keeps counting off the vector ports)
     static std::uint64_t count(const mask& m) noexcept {
         using reg = typename mask::register_type;
