@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <logratio/logratio.hpp>
@@ -89,6 +90,41 @@ void correct_sequence(benchmark::State& st) {
     st.SetLabel(xsimd::default_arch::name());
 }
 BENCHMARK(correct_sequence)->Arg(25)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The traffic of the correction with no arithmetic to speak of: reads the
+// two float arrays and the mask, writes a float (t - r) and a 0/1 byte per
+// token, in one fused loop with plain stores -- the memory roofline of
+// correct_token at 2^25 tokens. Threads split the range.
+void traffic_roofline(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const unsigned threads = static_cast<unsigned>(st.range(1));
+    auto& d = get(n);
+    auto run = [&](std::size_t b, std::size_t e) {
+        using F = xsimd::batch<float>;
+        using U = xsimd::batch<std::uint8_t>;
+        constexpr std::size_t block = 64;  // a multiple of both batch sizes
+        static_assert(block % F::size == 0 && block % U::size == 0, "block");
+        for (std::size_t i = b; i < e; i += block) {
+            for (std::size_t k = i; k < i + block; k += F::size)
+                (F::load_unaligned(&d.train[k]) - F::load_unaligned(&d.rollout[k])).store_unaligned(&d.w[k]);
+            for (std::size_t k = i; k < i + block; k += U::size)
+                xsimd::select(U::load_unaligned(&d.mask[k]) != U(0), U(1), U(0)).store_unaligned(&d.out_mask[k]);
+        }
+    };
+    for (auto _ : st) {
+        if (threads == 1) {
+            run(0, n);
+        } else {
+            std::thread th([&] { run(n / 2, n); });
+            run(0, n / 2);
+            th.join();
+        }
+        benchmark::ClobberMemory();
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * n * 14));
+}
+BENCHMARK(traffic_roofline)->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
