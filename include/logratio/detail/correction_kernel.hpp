@@ -155,6 +155,12 @@ inline delta_interval inside_interval(const correction_options& o) {
     return r;
 }
 
+/// Do all lanes of d lie inside [lo, hi]? (NaN lanes do not.)
+template <class V>
+LOGRATIO_ALWAYS_INLINE inline bool all_inside(const V& d, const V& lo, const V& hi) noexcept {
+    return simd_ops<V>::all((d >= lo) & (d <= hi));
+}
+
 /// What the short cut's step computes (from the options) and where its
 /// batches lie.
 struct inside_plan {
@@ -236,7 +242,6 @@ std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint6
     using ops = simd_ops<V>;
     using A = typename V::arch_type;
     constexpr std::size_t L = ops::size;
-    constexpr std::uint64_t ahead = 2048;
     const T* tp = v.train();
     const T* rp = v.rollout();
     const M* mp = v.mask();
@@ -250,20 +255,15 @@ std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint6
         d = t - r;
         return on;
     };
-    auto inside = [&](const V& d) LOGRATIO_ALWAYS_INLINE { return ops::all((d >= lo) & (d <= hi)); };
     auto step = [&](std::uint64_t k, const V& t, const V& r, const V& d, const typename ops::mask& on)
                     LOGRATIO_ALWAYS_INLINE {
         inside_batch<V, W, K2>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
     };
     for (; i < end; i += L) {
-        if (i % 64 == 0) {
-            __builtin_prefetch(tp + i + ahead);
-            __builtin_prefetch(rp + i + ahead);
-            if (mp) __builtin_prefetch(mp + i + ahead);
-        }
+        prefetch_ahead(tp, rp, mp, i);
         V t, r, d;
         const auto on = load(i, t, r, d);
-        if (!inside(d)) break;
+        if (!all_inside(d, lo, hi)) break;
         step(i, t, r, d, on);
     }
     sums = s;
@@ -504,7 +504,7 @@ correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint6
             const V t = ops::select(on, t0, zero);
             const V r = ops::select(on, r0, zero);
             const V d = t - r;
-            if (short_cut && ops::all((d >= in_lo) & (d <= in_hi))) return inside_step(t, r, d, on);
+            if (short_cut && all_inside(d, in_lo, in_hi)) return inside_step(t, r, d, on);
             const V dc = ops::min(ops::max(d, lo20), hi20);
             if (!need_phase1) add_row(t, r, d, dc, on, false);  // sum delta = sum dc + row_fix
             const V em = ops::expm1(dc);

@@ -113,6 +113,21 @@ void load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std
     for (std::size_t k = n; k < padded; ++k) buf.t[k] = buf.r[k] = buf.w[k] = 0.0;
 }
 
+#if LOGRATIO_X86
+/// Software prefetch of the direct-load loops (for_each_batch and the
+/// correction's short cut), once per 64 tokens, `prefetch_tokens` ahead;
+/// mp may be null (no mask).
+constexpr std::uint64_t prefetch_tokens = 2048;
+template <class T, class M>
+LOGRATIO_ALWAYS_INLINE inline void prefetch_ahead(const T* tp, const T* rp, const M* mp, std::uint64_t i) noexcept {
+    if (i % 64 == 0) {
+        __builtin_prefetch(tp + i + prefetch_tokens);
+        __builtin_prefetch(rp + i + prefetch_tokens);
+        if (mp) __builtin_prefetch(mp + i + prefetch_tokens);
+    }
+}
+#endif
+
 /// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
 /// lanes at a time: straight from memory with widening loads (and software
 /// prefetch a few KiB ahead: the consumers are compute-heavy, so the hardware
@@ -131,23 +146,15 @@ LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, st
         const T* tp = v.train();
         const T* rp = v.rollout();
         const M* mp = v.mask();
-        constexpr std::uint64_t ahead = 2048;
         if (mp) {
             for (; i + L <= e; i += L) {
-                if (i % 64 == 0) {
-                    __builtin_prefetch(tp + i + ahead);
-                    __builtin_prefetch(rp + i + ahead);
-                    __builtin_prefetch(mp + i + ahead);
-                }
+                prefetch_ahead(tp, rp, mp, i);
                 step(widen<A>(tp + i), widen<A>(rp + i), widen_mask<A>(mp + i));
             }
         } else {
             const auto all = ops::splat(1.0) != zero;
             for (; i + L <= e; i += L) {
-                if (i % 64 == 0) {
-                    __builtin_prefetch(tp + i + ahead);
-                    __builtin_prefetch(rp + i + ahead);
-                }
+                prefetch_ahead(tp, rp, static_cast<const M*>(nullptr), i);
                 step(widen<A>(tp + i), widen<A>(rp + i), all);
             }
         }
