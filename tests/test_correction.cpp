@@ -545,3 +545,31 @@ TEST_CASE("correction: the token-level short cut gives the full step's numbers n
         }
     }
 }
+
+TEST_CASE("correction: bad input inside the short cut's interval is still named") {
+    // Rows long enough for whole batches: a positive log-prob pair with a
+    // small delta lies inside the interval (the short cut takes its batch),
+    // a NaN does not (the full step takes it); both must name tensor, row
+    // and column.
+    correction_options o;
+    o.is = logratio::is_options{logratio::is_level::token, 2.0};
+    o.rejection = logratio::parse_rejection("token_k1,token_k3", "0.5_2,0.01");
+    o.veto = 1e-4;
+    const std::size_t rows = 3, len = 64;
+    std::vector<double> t(rows * len, -1.0), r(rows * len, -1.001);
+    std::vector<std::uint8_t> m(rows * len, 1);
+    std::vector<float> w(t.size());
+    std::vector<std::uint8_t> mo(t.size());
+    auto bad_t = t, bad_r = r;
+    bad_t[2 * len + 37] = 0.5;  // both positive, delta = 0.01: inside the interval
+    bad_r[2 * len + 37] = 0.49;
+    CHECK_THROWS_WITH_AS(logratio::correct(logratio::padded(bad_t, bad_r, m, rows, len), o, w.data(), mo.data()),
+                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 9.9999999999999995e-07) at row 2, "
+                                           "column 37"),
+                         logratio::value_error);
+    auto nan_t = t;
+    nan_t[len + 40] = std::nan("");
+    CHECK_THROWS_WITH_AS(logratio::correct(logratio::padded(nan_t, r, m, rows, len), o, w.data(), mo.data()),
+                         doctest::Contains("train_logprobs: non-finite log-prob nan at row 1, column 40"),
+                         logratio::value_error);
+}
