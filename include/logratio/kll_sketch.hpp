@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "detail/bytes.hpp"
+#include "detail/lazy_cache.hpp"
 #include "error.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -105,13 +106,12 @@ public:
             radix_sort(chunk);
             const std::uint64_t step = std::uint64_t(1) << j;
             const std::uint64_t offset = next_random() & (step - 1);
-            std::vector<T> promoted;
-            promoted.reserve(chunk.size() >> j);
-            for (std::uint64_t p = offset; p < chunk.size(); p += step) promoted.push_back(chunk[p]);
+            promoted_.clear();
+            for (std::uint64_t p = offset; p < chunk.size(); p += step) promoted_.push_back(chunk[p]);
             error_variance_ += static_cast<double>(step) * static_cast<double>(step);
             n_ += chunk.size();
             if (levels_.size() <= j) levels_.resize(j + 1);
-            merge_sorted_into(levels_[j], promoted);
+            merge_sorted_into(levels_[j], promoted_.data(), promoted_.size());
             refresh();
             shrink();
         }
@@ -127,7 +127,8 @@ public:
         note_extremes(o.min_, o.max_);
         if (levels_.size() < o.levels_.size()) levels_.resize(o.levels_.size());
         levels_[0].insert(levels_[0].end(), o.levels_[0].begin(), o.levels_[0].end());
-        for (std::size_t h = 1; h < o.levels_.size(); ++h) merge_sorted_into(levels_[h], o.levels_[h]);
+        for (std::size_t h = 1; h < o.levels_.size(); ++h)
+            merge_sorted_into(levels_[h], o.levels_[h].data(), o.levels_[h].size());
         n_ += o.n_;
         error_variance_ += o.error_variance_;
         refresh();
@@ -142,11 +143,12 @@ public:
         if (n_ == 0) throw shape_error("kll_sketch::quantile: the sketch is empty");
         if (p == 0.0) return min_;
         if (p == 1.0) return max_;
-        const auto sv = sorted_view();
+        const auto& sv = sorted_view();
         const double target = p * static_cast<double>(n_);
-        for (const auto& e : sv)
-            if (static_cast<double>(e.cum) >= target) return e.value;
-        return max_;
+        // first entry whose cumulative weight reaches the target rank
+        const auto it = std::partition_point(sv.begin(), sv.end(),
+                                             [&](const weighted& e) { return static_cast<double>(e.cum) < target; });
+        return it == sv.end() ? max_ : it->value;
     }
     std::vector<T> quantiles(const std::vector<double>& ps) const {
         std::vector<T> out;
@@ -158,10 +160,12 @@ public:
     /// (inclusive) or < x (exclusive).
     double rank(T x, bool inclusive = true) const {
         if (n_ == 0) throw shape_error("kll_sketch::rank: the sketch is empty");
-        std::uint64_t below = 0;
-        for (std::size_t h = 0; h < levels_.size(); ++h)
-            for (T v : levels_[h])
-                if (inclusive ? v <= x : v < x) below += std::uint64_t(1) << h;
+        const auto& sv = sorted_view();
+        // entries counted: value <= x (inclusive) or value < x (exclusive)
+        const auto it = std::partition_point(sv.begin(), sv.end(), [&](const weighted& e) {
+            return inclusive ? e.value <= x : e.value < x;  // a NaN x counts nothing
+        });
+        const std::uint64_t below = it == sv.begin() ? 0 : std::prev(it)->cum;
         return static_cast<double>(below) / static_cast<double>(n_);
     }
 
@@ -313,15 +317,26 @@ private:
         return rng_;
     }
 
-    static void merge_sorted_into(std::vector<T>& dst, const std::vector<T>& src) {
-        const std::size_t mid = dst.size();
-        dst.insert(dst.end(), src.begin(), src.end());
-        std::inplace_merge(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(mid), dst.end());
+    // Merges sorted src[0, n) into sorted dst from the back, in place: no
+    // buffer, and no allocation once dst's capacity has reached its level's
+    // size (std::inplace_merge would allocate a temporary each call).
+    static void merge_sorted_into(std::vector<T>& dst, const T* src, std::size_t n) {
+        std::size_t i = dst.size(), j = n, out = dst.size() + n;
+        dst.resize(out);
+        while (j > 0) {
+            if (i > 0 && src[j - 1] < dst[i - 1])
+                dst[--out] = dst[--i];
+            else
+                dst[--out] = src[--j];
+        }
     }
 
+    // Every change to the levels goes through here: counts are recomputed
+    // and the cached sorted view is dropped.
     void refresh() {
         retained_ = num_retained();
         capacity_ = capacity();
+        view_.invalidate();
     }
     void shrink() {
         while (retained_ > capacity_) compress();
@@ -340,31 +355,31 @@ private:
             // an odd item out stays at this level (the largest)
             const std::size_t even = l.size() & ~std::size_t(1);
             const std::size_t offset = next_random() & 1u;
-            std::vector<T> up;
-            up.reserve(even / 2);
-            for (std::size_t p = offset; p < even; p += 2) up.push_back(l[p]);
-            std::vector<T> rest(l.begin() + static_cast<std::ptrdiff_t>(even), l.end());
-            l.swap(rest);
-            retained_ -= even - up.size();
+            promoted_.clear();  // reused: no allocation per compaction
+            for (std::size_t p = offset; p < even; p += 2) promoted_.push_back(l[p]);
+            l.erase(l.begin(), l.begin() + static_cast<std::ptrdiff_t>(even));
+            retained_ -= even - promoted_.size();
             const double w = std::ldexp(1.0, static_cast<int>(h));
             error_variance_ += w * w;
-            merge_sorted_into(levels_[h + 1], up);
+            merge_sorted_into(levels_[h + 1], promoted_.data(), promoted_.size());
+            view_.invalidate();
             return;
         }
     }
 
-    std::vector<weighted> sorted_view() const {
-        std::vector<std::pair<T, std::uint64_t>> items;
-        for (std::size_t h = 0; h < levels_.size(); ++h)
-            for (T v : levels_[h]) items.emplace_back(v, std::uint64_t(1) << h);
-        std::sort(items.begin(), items.end());
-        std::vector<weighted> out;
-        std::uint64_t c = 0;
-        for (const auto& it : items) {
-            c += it.second;
-            out.push_back(weighted{it.first, c});
-        }
-        return out;
+    // The retained items sorted by value with cumulative weights: built by
+    // the first query after a change, reused by every query until the next
+    // update or merge (datasketches' sorted view). Building it is locked, so
+    // concurrent const queries of one sketch are safe.
+    const std::vector<weighted>& sorted_view() const {
+        return view_.get([this](std::vector<weighted>& out) {
+            out.clear();
+            for (std::size_t h = 0; h < levels_.size(); ++h)
+                for (T v : levels_[h]) out.push_back(weighted{v, std::uint64_t(1) << h});
+            std::sort(out.begin(), out.end(), [](const weighted& a, const weighted& b) { return a.value < b.value; });
+            std::uint64_t c = 0;
+            for (auto& e : out) e.cum = c += e.cum;  // weights -> cumulative weights
+        });
     }
 
     // LSD radix sort on order-preserving keys (11 bits a pass).
@@ -407,8 +422,9 @@ private:
     double error_variance_ = 0.0;
     std::vector<std::vector<T>> levels_;
     std::uint64_t rng_;
-    std::vector<T> scratch_;
+    std::vector<T> scratch_, promoted_;  // reused buffers (batched chunk, compaction output)
     std::size_t retained_ = 0, capacity_ = 0;
+    detail::lazy_cache<std::vector<weighted>> view_;
 };
 
 LOGRATIO_NAMESPACE_END
