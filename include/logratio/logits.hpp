@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
+#include "detail/xsimd.hpp"
 
 #include "detail/parallel.hpp"
 #include "detail/simd.hpp"

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
+#include "xsimd.hpp"
 
 #include "../version.hpp"
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
+#include "xsimd.hpp"
 
 #include "../dtype.hpp"
 
