@@ -57,8 +57,9 @@ correct_args options(py::object rollout_is, py::object rollout_is_threshold, std
     if (!rollout_is.is_none()) {
         if (!py::isinstance<py::str>(rollout_is))
             throw py::type_error("rollout_is: expected 'token', 'sequence', 'geometric' or None");
-        auto [upper, lower] = is_thresholds(rollout_is_threshold);
-        if (is_lower) lower = is_lower;
+        const auto thresholds = is_thresholds(rollout_is_threshold);
+        const double upper = thresholds.first;
+        const std::optional<double> lower = is_lower ? is_lower : thresholds.second;
         named_option("rollout_is / rollout_is_threshold", [&] {
             a.o.is = logratio::is_options(logratio::parse_is_level(rollout_is.cast<std::string>()), upper, lower,
                                           batch_normalize);

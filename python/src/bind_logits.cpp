@@ -1,5 +1,8 @@
 // logits: entropy, KL both ways, TV and the sampled token's log-probs from
 // two logit matrices ([N, V] or [B, T, V]; bf16, fp16, float or double).
+#include <cmath>
+#include <cstring>
+
 #include "bindings.hpp"
 #include "paired_input.hpp"
 

@@ -14,6 +14,7 @@
 // int8/float32 or its layout differs from the log-probs' (one byte per
 // token). Log-probs whose elements are not adjacent within a row, or whose
 // train and rollout strides differ, are copied to contiguous memory.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>

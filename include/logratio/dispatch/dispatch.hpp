@@ -55,7 +55,7 @@ template <class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
 template <class T, class M>
 panel compute_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
-    return accumulate_panel(v, o, threads).finish();
+    return dispatch::accumulate_panel(v, o, threads).finish();  // qualified: ADL also finds logratio::
 }
 /// weights: v.size() floats (may be null); mask: v.size() bytes (may be null).
 template <class T, class M>

@@ -20,6 +20,9 @@
 //      members, std::thread states), so they would still be weak and merge.
 //      After this no copy can be merged with another level's or the
 //      consumer's; references to libstdc++ stay undefined and resolve as usual.
+//      Only GNU-unique data objects stay global (function-local statics of
+//      inline functions, inline variables): they hold the same data at every
+//      level and must exist once per process anyway.
 // src/dispatch/tests checks both (consumer.cpp; check_symbols.cmake: one global
 // symbol per level object, no weak ones): a consumer built without -march runs the widest
 // level, and each level's results equal the scalar path.
