@@ -1,6 +1,7 @@
 """The package installs offline into a fresh venv (Debian's pip/venv/setuptools, no build isolation, no
-index) and imports from another directory. ctest passes LOGRATIO_PREBUILT_DISPATCH (the CMake build's
-logratio::dispatch) so that only the bindings compile here."""
+index) and imports from another directory. ctest passes LOGRATIO_PREBUILT_MODULE (the CMake build's
+module) so that nothing compiles here; without it setup.py runs the CMake build (LOGRATIO_PREBUILT_DISPATCH
+and LOGRATIO_BUILD_JOBS shorten it)."""
 import os
 import subprocess
 import sys

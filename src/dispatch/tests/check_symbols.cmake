@@ -1,7 +1,7 @@
 # ctest: each level's object of logratio::dispatch exports exactly one
 # function, its entry point: no inline function or template compiled with
 # one level's flags can be merged with another level's or the consumer's
-# copy. Allowed besides: GNU-unique data objects ('u': function-local statics
+# copy. Allowed besides: weak data objects ('V', 'u': function-local statics
 # of inline functions, inline variables), which hold the same data at every
 # level and must exist once per process anyway.
 # Run: cmake -DNM=nm -DDIR=<build>/src/dispatch -P check_symbols.cmake
@@ -11,9 +11,9 @@ foreach(level scalar sse2 avx2 avx512)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "nm failed on ${obj}")
   endif()
-  string(REGEX MATCHALL "[0-9a-f]+ [A-Za-tv-z] [^\n]+" exported "${out}")  # every kind but 'u'
+  string(REGEX MATCHALL "[0-9a-f]+ [A-UWXYZa-tw-z] [^\n]+" exported "${out}")  # all but data 'V', 'v', 'u'
   list(LENGTH exported n)
-  if(NOT n EQUAL 1 OR NOT exported MATCHES " T logratio_dispatch_table_${level}$")
+  if(NOT n EQUAL 1 OR NOT exported MATCHES " [TW] logratio_dispatch_table_${level}$")
     message(FATAL_ERROR "${level}: global symbols other than the entry point:\n${exported}")
   endif()
 endforeach()
