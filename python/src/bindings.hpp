@@ -4,6 +4,7 @@
 // module.cpp, and its file to python/CMakeLists.txt.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <string>

@@ -164,7 +164,9 @@ void read_mask(paired_input& in) {
 paired_input read_paired(py::handle train, py::handle rollout, py::handle mask, py::handle cu_seqlens, py::handle old,
                          const char* train_name, const char* rollout_name, const char* mask_name,
                          const char* old_name) {
-    paired_input in{read_tensor(train, train_name), read_tensor(rollout, rollout_name)};
+    paired_input in;
+    in.train = read_tensor(train, train_name);
+    in.rollout = read_tensor(rollout, rollout_name);
     check_logprobs(in.train);
     check_logprobs(in.rollout);
     check_same(in.train, in.rollout);

@@ -110,7 +110,19 @@ tensor_arg from_dlpack_object(py::handle obj_in, const char* name) {
     if (py::hasattr(obj, "requires_grad") && py::hasattr(obj, "detach") && obj.attr("requires_grad").cast<bool>())
         obj = obj.attr("detach")();
     require_cpu(obj, name);
-    py::object cap = obj.attr("__dlpack__")();
+    const std::string dtype_name = dtype_name_of(obj, "");
+    bool bool_as_bytes = false;
+    if (dtype_name == "torch.bool" && py::hasattr(obj, "view")) {
+        // torch 1.13 does not export bool through DLPack; its bytes are 0/1.
+        obj = obj.attr("view")(py::module_::import("torch").attr("uint8"));
+        bool_as_bytes = true;
+    }
+    py::object cap;
+    try {
+        cap = obj.attr("__dlpack__")();
+    } catch (py::error_already_set& e) {
+        throw py::type_error(std::string(name) + ": cannot be read through DLPack (" + e.what() + ")");
+    }
     auto* m = static_cast<dlpack::managed_tensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
     if (m == nullptr) {
         PyErr_Clear();
@@ -122,10 +134,11 @@ tensor_arg from_dlpack_object(py::handle obj_in, const char* name) {
                               std::to_string(d.dev.device_type) + "); move it to the CPU first");
     tensor_arg t;
     t.name = name;
-    t.dtype = from_dlpack(d.dtype);
+    t.dtype = bool_as_bytes ? dtype_code::boolean : from_dlpack(d.dtype);
     t.itemsize = t.dtype == dtype_code::other ? std::size_t((d.dtype.bits + 7) / 8) : size_of(t.dtype);
-    t.dtype_name = dtype_name_of(obj, "DLPack code " + std::to_string(d.dtype.code) + " bits " +
-                                          std::to_string(d.dtype.bits));
+    t.dtype_name = !dtype_name.empty() ? dtype_name
+                                       : "DLPack code " + std::to_string(d.dtype.code) + " bits " +
+                                             std::to_string(d.dtype.bits);
     t.data = static_cast<const char*>(d.data) + d.byte_offset;
     t.shape.assign(d.shape, d.shape + d.ndim);
     t.strides.resize(std::size_t(d.ndim));

@@ -11,6 +11,7 @@
 // export them; detach() shares the memory). A tensor on another device is an
 // error that says to move it to the CPU.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <memory>
