@@ -162,7 +162,11 @@ def panel_state(train, rollout, mask=None, cu_seqlens=None, *, nonfinite: str = 
 
 
 def merge_panel_states(states: Sequence[bytes]) -> Dict[str, Any]:
-    """Merges panel_state() bytes (in order) and returns the panel dict (without quantiles)."""
+    """Merges panel_state() bytes (in order) and returns the panel dict (without quantiles).
+
+    delta_abs_max_row is the row within the shard that held the maximum (a
+    state knows only its own rows).
+    """
     return _C.merge_panel_states(list(states))
 
 
