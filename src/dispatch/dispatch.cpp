@@ -14,7 +14,7 @@ namespace {
 struct level_entry {
     level id;
     const char* name;
-    const kernel_table& (*table)();
+    const kernel_table* (*table)();
 };
 const level_entry levels[] = {
     {level::scalar, "scalar", &logratio_dispatch_table_scalar},
@@ -80,10 +80,10 @@ const kernel_table& table() {
     if (const kernel_table* t = current.load(std::memory_order_acquire)) return *t;
     const kernel_table* chosen = nullptr;
     if (const char* env = std::getenv("LOGRATIO_SIMD"); env && *env) {
-        chosen = &entry_named(env).table();
+        chosen = entry_named(env).table();
     } else {
         for (const auto& e : levels)
-            if (cpu_runs(e.id)) chosen = &e.table();
+            if (cpu_runs(e.id)) chosen = e.table();
     }
     current.store(chosen, std::memory_order_release);
     return *chosen;
@@ -108,9 +108,9 @@ std::vector<std::string> available_simd_levels() {
 }
 
 void set_simd_level(const std::string& name) {
-    const kernel_table& t = entry_named(name).table();
+    const kernel_table* t = entry_named(name).table();
     std::lock_guard<std::mutex> lock(choosing);
-    current.store(&t, std::memory_order_release);
+    current.store(t, std::memory_order_release);
 }
 
 template <class T, class M>

@@ -8,7 +8,7 @@
 #define LOGRATIO_DISPATCH_STR2(x) #x
 #define LOGRATIO_DISPATCH_STR(x) LOGRATIO_DISPATCH_STR2(x)
 
-LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& LOGRATIO_DISPATCH_ENTRY_NAME() {
+LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* LOGRATIO_DISPATCH_ENTRY_NAME() {
     namespace lv = logratio_dispatch::LOGRATIO_DISPATCH_NS;
     static const logratio::dispatch::kernel_table table = [] {
         logratio::dispatch::kernel_table t;
@@ -20,5 +20,5 @@ LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& LOGRATIO_DISPATC
         lv::fill_logits(t);
         return t;
     }();
-    return table;
+    return &table;
 }

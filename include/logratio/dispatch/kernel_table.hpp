@@ -80,9 +80,9 @@ LOGRATIO_NAMESPACE_END
 
 // The entry points of the levels (global symbols; everything else in a
 // level's object is local).
-// extern "C": plain names for objcopy --keep-global-symbol.
+// extern "C": plain names for objcopy --keep-global-symbol (a pointer: C-compatible).
 #define LOGRATIO_DISPATCH_ENTRY extern "C" __attribute__((visibility("default")))
-LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& logratio_dispatch_table_scalar();
-LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& logratio_dispatch_table_sse2();
-LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& logratio_dispatch_table_avx2();
-LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table& logratio_dispatch_table_avx512();
+LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* logratio_dispatch_table_scalar();
+LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* logratio_dispatch_table_sse2();
+LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* logratio_dispatch_table_avx2();
+LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* logratio_dispatch_table_avx512();
