@@ -47,8 +47,11 @@ def main():
     gathered = all_gather_states(states[0], states)
     merged = logratio.merge_panel_states(gathered)
     single = logratio.panel(train, rollout, mask, quantiles=False)
+    # delta_abs_max_row counts rows within the shard that held the maximum
+    # (a state knows only its own rows), so it is left out of the comparison.
+    skip = {"delta_abs_max_row", "delta_abs_max_column"}
     worst = max(abs(merged[k] - single[k]) / max(abs(single[k]), 1e-300)
-                for k in single if single[k] is not None and abs(single[k]) > 1e-6)
+                for k in single if k not in skip and single[k] is not None and abs(single[k]) > 1e-6)
     print(f"{ranks} ranks, {len(states[0])} bytes per state: delta_abs_mean {merged['delta_abs_mean']:.6g}, "
           f"max relative difference to one process {worst:.2e}")
     assert merged["tokens"] == single["tokens"] and worst < 1e-6

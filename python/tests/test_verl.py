@@ -1,0 +1,63 @@
+"""logratio.verl against verl's own outputs (tests/data/*/verl: metrics, response mask, weights of
+compute_rollout_correction_and_rejection_mask at verl commit b178a3cd on padded.safetensors)."""
+import glob
+import json
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from conftest import DATA
+from logratio.verl import compute_rollout_correction_and_rejection_mask
+
+torch = pytest.importorskip("torch")
+
+_SAFETENSORS = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "I64": np.int64, "BOOL": np.bool_}
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=_SAFETENSORS[e["dtype"]]).reshape(e["shape"])
+    return out
+
+
+CONFIGS = sorted(glob.glob(os.path.join(DATA, "*", "verl", "*")))
+
+
+def test_fixtures_present():
+    assert len(CONFIGS) >= 20, CONFIGS
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: os.path.relpath(p, DATA))
+def test_verl_drop_in(config):
+    size_dir = os.path.dirname(os.path.dirname(config))
+    inputs = read_safetensors(os.path.join(size_dir, "padded.safetensors"))
+    kwargs = json.load(open(os.path.join(config, "args.json")))["verl_kwargs"]
+    old = torch.from_numpy(inputs["train_logprobs"].copy())
+    rollout = torch.from_numpy(inputs["rollout_logprobs"].copy())
+    mask = torch.from_numpy(inputs["mask"].astype(np.int64))  # verl's response_mask dtype
+    proto, new_mask, metrics = compute_rollout_correction_and_rejection_mask(
+        old_log_prob=old, rollout_log_prob=rollout, response_mask=mask, **kwargs)
+    want = json.load(open(os.path.join(config, "metrics.json")))
+    for key, value in want.items():
+        assert key in metrics, key
+        tol = 2e-7 if "fraction" in key else 1e-6  # verl returns fractions in float32
+        assert abs(metrics[key] - value) <= tol * max(1.0, abs(value)), (key, metrics[key], value)
+    assert new_mask.dtype == torch.int64
+    assert np.array_equal(new_mask.numpy(), np.load(os.path.join(config, "response_mask.npy")).astype(np.int64))
+    wpath = os.path.join(config, "rollout_is_weights.npy")
+    if os.path.exists(wpath):
+        w = proto.batch["rollout_is_weights"]
+        assert w.dtype == torch.float32
+        ref = np.load(wpath)
+        assert np.allclose(w.numpy(), ref, rtol=1.2e-7, atol=0), np.abs(w.numpy() - ref).max()
+    else:
+        assert proto is None

@@ -1,0 +1,29 @@
+// Logit divergences at one level (see level.hpp).
+#include "level.hpp"
+
+namespace logratio_dispatch {
+namespace LOGRATIO_DISPATCH_NS {
+namespace {
+
+template <class T>
+void logits(const lr::logits_view<T>& train, const lr::logits_view<T>& rollout, const std::int64_t* tokens,
+            lr::logits_row* out, const lr::logits_options& o, unsigned threads) {
+    if constexpr (scalar) {
+        (void)threads;
+        lr::compute_logits_scalar(train, rollout, tokens, out, o);
+    } else {
+        lr::compute_logits<arch>(train, rollout, tokens, out, o, threads);
+    }
+}
+
+}  // namespace
+
+void fill_logits(ld::kernel_table& t) {
+    t.f32.compute_logits = &logits<float>;
+    t.f64.compute_logits = &logits<double>;
+    t.f16.compute_logits = &logits<lr::float16>;
+    t.bf16.compute_logits = &logits<lr::bfloat16>;
+}
+
+}  // namespace LOGRATIO_DISPATCH_NS
+}  // namespace logratio_dispatch

@@ -1,0 +1,49 @@
+// The panel and the mismatch split at one level (see level.hpp).
+#include "level.hpp"
+
+namespace logratio_dispatch {
+namespace LOGRATIO_DISPATCH_NS {
+namespace {
+
+template <class T, class M>
+lr::panel_accumulator accumulate(const lr::paired_view<T, M>& v, const lr::panel_options& o, unsigned threads) {
+    if constexpr (scalar) {
+        (void)threads;
+        return lr::accumulate_panel_scalar(v, o);
+    } else {
+        return lr::accumulate_panel<arch>(v, o, threads);
+    }
+}
+
+template <class T, class M>
+lr::mismatch_split split(const lr::paired_view<T, M>& v, const T* old_logprobs, const lr::panel_options& o,
+                         unsigned threads) {
+    if constexpr (scalar) {
+        // The three panels of split_mismatch(), one lane each.
+        const auto total = lr::accumulate_panel_scalar(v, o).finish();
+        const auto numeric = lr::accumulate_panel_scalar(v.with_arrays(old_logprobs, v.rollout()), o).finish();
+        const auto lag = lr::accumulate_panel_scalar(v.with_arrays(v.train(), old_logprobs), o).finish();
+        (void)threads;
+        lr::mismatch_split s;
+        s.tokens = total.tokens;
+        s.total = lr::detail::part_of(total);
+        s.numeric = lr::detail::part_of(numeric);
+        s.lag = lr::detail::part_of(lag);
+        return s;
+    } else {
+        return lr::split_mismatch<arch>(v, old_logprobs, o, threads);
+    }
+}
+
+}  // namespace
+
+void fill_panel(ld::kernel_table& t) {
+    for_each_view_type(t, [](auto& k) {
+        using types = view_types<std::remove_reference_t<decltype(k)>>;
+        k.accumulate_panel = &accumulate<typename types::value, typename types::mask>;
+        k.split_mismatch = &split<typename types::value, typename types::mask>;
+    });
+}
+
+}  // namespace LOGRATIO_DISPATCH_NS
+}  // namespace logratio_dispatch
