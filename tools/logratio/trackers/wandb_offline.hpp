@@ -99,13 +99,28 @@ inline bool parse_json_step(std::string_view s, std::int64_t& out) {
     return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
 }
 
-/// One run while reading.
+struct pending_value {
+    std::size_t key_begin, key_end;
+    double value;
+};
+
+/// One run while reading (the buffers are reused from record to record).
 struct run_builder {
     std::string file;
     std::string run_id, display_name, group;
     std::map<std::string, std::vector<point>> metrics;
+    std::unordered_map<std::string_view, std::vector<point>*> index;  // views into metrics' keys
     std::map<std::string, std::size_t> skipped;  // key -> skipped values (not numbers)
-    std::string item_key;                        // reused buffer (no allocation per item)
+    std::string item_key, keys;
+    std::vector<pending_value> values;
+
+    std::vector<point>& metric(std::string_view key) {
+        const auto it = index.find(key);
+        if (it != index.end()) return *it->second;
+        auto& m = *metrics.emplace(std::string(key), std::vector<point>{}).first;
+        index.emplace(std::string_view(m.first), &m.second);
+        return m.second;
+    }
 };
 
 /// A HistoryItem's key (nested keys joined with '.') and value_json.
@@ -128,19 +143,16 @@ inline void read_item(pb::reader r, std::string& key, std::string_view& value) {
     }
 }
 
-struct pending_value {
-    std::size_t key_begin, key_end;
-    double value;
-};
-
 /// One HistoryRecord: its step, wall time and numeric items, into the run.
 inline void read_history(pb::reader r, run_builder& run, std::size_t record_offset) {
     std::int64_t step = 0;
     bool has_step = false, has_record_step = false;
     std::int64_t record_step = 0;
     double wall_time = std::numeric_limits<double>::quiet_NaN();
-    std::string keys;  // the numeric items' keys, back to back
-    std::vector<pending_value> values;
+    std::string& keys = run.keys;  // the numeric items' keys, back to back
+    std::vector<pending_value>& values = run.values;
+    keys.clear();
+    values.clear();
     std::string& key = run.item_key;
     pb::field f;
     while (r.next(f)) {
@@ -182,7 +194,7 @@ inline void read_history(pb::reader r, run_builder& run, std::size_t record_offs
         throw logratio::format_error(logratio::detail::concat(run.file, ": byte ", record_offset,
                                                               ": W&B history record has neither a _step item nor a step"));
     for (const pending_value& v : values) {
-        auto& pts = run.metrics[keys.substr(v.key_begin, v.key_end - v.key_begin)];
+        auto& pts = run.metric(std::string_view(keys).substr(v.key_begin, v.key_end - v.key_begin));
         if (!pts.empty() && pts.back().step >= step) {
             const auto it = std::lower_bound(pts.begin(), pts.end(), step, [](const point& p, std::int64_t s) { return p.step < s; });
             if (it != pts.end() && it->step == step) {
@@ -293,6 +305,7 @@ inline run_history finish_run(run_builder& b, const std::string& dir_name, std::
     run.group = b.group;
     run.source = b.file;
     run.step_name = "_step";
+    b.index.clear();
     run.metrics = std::move(b.metrics);
     for (const auto& [key, n] : b.skipped)
         notes.push_back(logratio::detail::concat("W&B run '", run.name, "': skipped ", n, " value(s) of '", key,
