@@ -201,8 +201,12 @@ TEST_CASE("TensorBoard bytes: short headers and absurd lengths are errors, not r
     const std::uint32_t crc = masked_crc32c(huge, 8);
     std::memcpy(huge + 8, &crc, 4);  // little-endian host
     CHECK(format_error_of([&] { read_tensorboard_bytes(huge, sizeof huge, name); }).find("mem: byte 0: TFRecord is truncated") == 0);
-    // An empty input is an event file with no events: one run, no metrics.
-    CHECK(read_tensorboard_bytes(nullptr, 0, name).runs.at(0).metrics.empty());
+    // An empty input is an event file with no events: one run, no metrics, a note.
+    const history_set empty = read_tensorboard_bytes(nullptr, 0, name);
+    CHECK(empty.runs.at(0).metrics.empty());
+    CHECK(has_note(empty, "TensorBoard run 'mem' has no scalars"));
+    // A directory without event files is an error naming it.
+    CHECK_THROWS_WITH_AS(read_tensorboard(data("wandb")), doctest::Contains("no TensorBoard event files"), logratio::error);
 }
 
 TEST_CASE("W&B offline log: legacy keys, FIRST/MIDDLE/LAST records, block padding, NaN / Infinity, skipped values") {
@@ -305,6 +309,15 @@ TEST_CASE("W&B bytes: chunk order, zero padding and value JSON") {
     rec2.replace(rec2.find("1.5e0"), 5, "1.5e+");
     chunk(bad_json, 1, rec2);
     CHECK(format_error_of([&] { read(bad_json); }).find("W&B history value of 'm' is not valid JSON: 1.5e+") != std::string::npos);
+    std::string twice = ok;  // the same _step logged again with another value
+    std::string rec3 = record;
+    rec3.replace(rec3.find("1.5e0"), 5, "2.5e0");
+    chunk(twice, 1, rec3);
+    CHECK(format_error_of([&] { read(twice); }) ==
+          "mem.wandb: byte " + std::to_string(ok.size() + 7) + ": W&B history logs 'm' twice at _step 4 with different values (1.5 and 2.5)");
+    std::string same = ok;  // ... with the same value: one point
+    chunk(same, 1, record);
+    CHECK(read(same).runs[0].metrics.at("m").size() == 1);
     std::string garbage = ok + "xyz";
     CHECK(format_error_of([&] { read(garbage); }).find("W&B log chunk header is truncated") != std::string::npos);
 }

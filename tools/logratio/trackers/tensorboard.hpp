@@ -343,6 +343,7 @@ inline run_history finish_run(run_builder& b, std::vector<std::string>& notes) {
                                                      " step(s) logged more than once; kept the value with the later wall time"));
         run.metrics.emplace(s.name, std::move(s.points));
     }
+    if (run.metrics.empty()) notes.push_back("TensorBoard run '" + b.name + "' has no scalars");
     return run;
 }
 

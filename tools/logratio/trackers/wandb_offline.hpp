@@ -310,6 +310,7 @@ inline run_history finish_run(run_builder& b, const std::string& dir_name, std::
     for (const auto& [key, n] : b.skipped)
         notes.push_back(logratio::detail::concat("W&B run '", run.name, "': skipped ", n, " value(s) of '", key,
                                                  "' (not a number: media, tables, text or booleans are not read)"));
+    if (run.metrics.empty()) notes.push_back("W&B run '" + run.name + "' (" + b.file + ") has no numeric history");
     return run;
 }
 
