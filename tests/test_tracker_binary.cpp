@@ -246,7 +246,7 @@ TEST_CASE("W&B offline log: legacy keys, FIRST/MIDDLE/LAST records, block paddin
 
 TEST_CASE("W&B offline: a wandb/ directory of runs (wandb-core nested keys, a crashed run without exit record)") {
     const history_set h = read_wandb_offline(data("wandb"));
-    REQUIRE(h.runs.size() == 2);
+    REQUIRE(h.runs.size() == 2);  // wandb/latest-run, a link to the second run, is not read again
     CHECK(h.runs[0].name == "sync run 1");
     const run_history& r = h.runs[1];
     CHECK(r.name == "async run 2");

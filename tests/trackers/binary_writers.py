@@ -395,6 +395,10 @@ def make_test_data(out):
     rows2 = [{"_step": s, "_runtime": float(s), DIFF: 0.25 * s, KL: -0.5 * s} for s in range(0, 3)]
     w2 = wandb_bytes("async run 2", rows2, run_id="def456", group="async", nested=True, exit_code=None)
     _write(os.path.join(out, "wandb/offline-run-20260101_130000-def456/run-def456.wandb"), w2)
+    latest = os.path.join(out, "wandb/latest-run")  # wandb's link to the newest run: not a third run
+    if os.path.lexists(latest):
+        os.remove(latest)
+    os.symlink("offline-run-20260101_130000-def456", latest)
     chunks = wandb_chunk_offsets(w2)
     last = chunks[-1]
     _write(os.path.join(out, "wandb_corrupt/truncated.wandb"), w2[:last[0] + WANDB_HEADER + last[1] // 2])

@@ -314,31 +314,21 @@ inline run_history finish_run(run_builder& b, const std::string& dir_name, std::
     return run;
 }
 
-/// The .wandb logs of a path: the file itself, the run-*.wandb files of a run
-/// directory, or those of its run subdirectories (a wandb/ directory).
+/// The .wandb logs of a path: the file itself, or every *.wandb file in the
+/// directory and below (a run directory, a wandb/ directory of runs, or a
+/// project holding wandb/), sorted. Symbolic links (wandb/latest-run) are not
+/// followed, so no run is read twice.
 inline std::vector<std::filesystem::path> wandb_logs(const std::filesystem::path& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::is_directory(path, ec)) return {path};
-    const auto logs_in = [&](const fs::path& dir) {
-        std::vector<fs::path> out;
-        std::error_code e;
-        for (fs::directory_iterator it(dir, e), end; !e && it != end; it.increment(e))
-            if (it->is_regular_file() && it->path().extension() == ".wandb") out.push_back(it->path());
-        if (e) throw logratio::error(dir.string() + ": cannot list: " + e.message());
-        return out;
-    };
-    std::vector<fs::path> logs = logs_in(path);
-    if (logs.empty()) {
-        for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
-            if (it->is_directory()) {
-                auto more = logs_in(it->path());
-                logs.insert(logs.end(), more.begin(), more.end());
-            }
-        if (ec) throw logratio::error(path.string() + ": cannot list: " + ec.message());
-    }
+    std::vector<fs::path> logs;
+    fs::recursive_directory_iterator it(path, ec), end;
+    for (; !ec && it != end; it.increment(ec))
+        if (!it->is_symlink() && it->is_regular_file() && it->path().extension() == ".wandb") logs.push_back(it->path());
+    if (ec) throw logratio::error(path.string() + ": cannot list: " + ec.message());
     if (logs.empty())
-        throw logratio::error(path.string() + ": no W&B offline logs (run-*.wandb) in this directory or its run directories");
+        throw logratio::error(path.string() + ": no W&B offline logs (run-*.wandb) in this directory or below");
     std::sort(logs.begin(), logs.end());
     return logs;
 }
@@ -359,7 +349,8 @@ inline history_set read_wandb_bytes(const unsigned char* data, std::size_t size,
 }
 
 /// The history of W&B offline runs: a run-*.wandb file, an offline-run-* /
-/// run-* directory holding one, or a wandb/ directory of such run directories.
+/// run-* directory holding one, or a directory with such run directories
+/// below it (wandb/, or the project holding wandb/).
 /// Each log is one run, named by its RunRecord's display name, else its run
 /// id, else its directory; runs that would share a name get their run id added.
 inline history_set read_wandb_offline(const std::string& path) {
