@@ -26,7 +26,12 @@
 //    the logdir ("." for the logdir itself). A run's event files are read in
 //    name order (the name starts with the creation time); a step logged twice
 //    for a tag keeps the value with the later wall time (later in file order
-//    on a tie), every such step is counted in a note.
+//    on a tie), every such step is counted in a note. This is the rule
+//    (#16). TensorBoard's data server goes one further
+//    (tensorboard/data/server/reservoir.rs, "preemption"): a record at step s
+//    also drops the tag's records at steps after s read before it, so steps a
+//    crashed job logged past its last checkpoint vanish when the restarted job
+//    logs again; here they stay until the restart logs them again.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
