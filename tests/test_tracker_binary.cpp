@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,19 @@ const run_history& run_named(const history_set& h, const std::string& name) {
     FAIL("no run named '" << name << "'");
     throw;
 }
+
+// A fresh empty directory under the system's temporary directory, removed at scope exit.
+struct temp_dir {
+    std::filesystem::path path;
+    explicit temp_dir(const std::string& name) : path(std::filesystem::temp_directory_path() / ("logratio_test_" + name)) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
 
 std::vector<std::int64_t> steps(const std::vector<point>& pts) {
     std::vector<std::int64_t> s;
@@ -326,4 +340,30 @@ TEST_CASE("W&B bytes: chunk order, zero padding and value JSON") {
     CHECK(read(same).runs[0].metrics.at("m").size() == 1);
     std::string garbage = ok + "xyz";
     CHECK(format_error_of([&] { read(garbage); }).find("W&B log chunk header is truncated") != std::string::npos);
+}
+
+TEST_CASE("TensorBoard: event files in the logdir itself are the run '.'; W&B runs sharing a name stay apart") {
+    namespace fs = std::filesystem;
+    const temp_dir tb("tb_layout");
+    const fs::path sync = data("tb/sync run 1/events.out.tfevents.1700000000.host.101.0");
+    fs::copy_file(sync, tb.path / sync.filename());
+    fs::create_directories(tb.path / "sub");
+    fs::copy_file(sync, tb.path / "sub" / sync.filename());
+    const history_set h = read_tensorboard(tb.path.string());
+    REQUIRE(h.runs.size() == 2);
+    CHECK(h.runs[0].name == ".");
+    CHECK(h.runs[1].name == "sub");
+    CHECK(h.runs[0].metrics.at(DIFF).size() == 4);
+
+    const temp_dir wb("wandb_same_name");
+    const fs::path run = data("wandb/offline-run-20260101_130000-def456/run-def456.wandb");
+    for (const char* d : {"offline-run-a", "offline-run-b"}) {
+        fs::create_directories(wb.path / d);
+        fs::copy_file(run, wb.path / d / run.filename());
+    }
+    const history_set w = read_wandb_offline(wb.path.string());
+    REQUIRE(w.runs.size() == 2);
+    CHECK(w.runs[0].name == "async run 2");
+    CHECK(w.runs[1].name == "async run 2 (def456)");
+    CHECK(w.runs[0].source != w.runs[1].source);
 }
