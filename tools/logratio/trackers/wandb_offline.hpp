@@ -192,7 +192,8 @@ inline void read_history(pb::reader r, run_builder& run, std::size_t record_offs
     if (values.empty()) return;
     if (!has_step)
         throw logratio::format_error(logratio::detail::concat(run.file, ": byte ", record_offset,
-                                                              ": W&B history record has neither a _step item nor a step"));
+                                                              ": W&B history record has neither a _step item nor a step (a run logged in W&B's shared mode has no step: "
+                                                              "sync it with `wandb sync` and read an export of its history)"));
     for (const pending_value& v : values) {
         auto& pts = run.metric(std::string_view(keys).substr(v.key_begin, v.key_end - v.key_begin));
         if (!pts.empty() && pts.back().step >= step) {
