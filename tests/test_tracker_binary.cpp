@@ -338,6 +338,10 @@ TEST_CASE("W&B bytes: chunk order, zero padding and value JSON") {
     std::string same = ok;  // ... with the same value: one point
     chunk(same, 1, record);
     CHECK(read(same).runs[0].metrics.at("m").size() == 1);
+    std::string no_step = log;  // a row without _step and without HistoryRecord.step
+    const std::string hist1 = "\x0a" + std::string(1, char(item1.size())) + item1;
+    chunk(no_step, 1, "\x12" + std::string(1, char(hist1.size())) + hist1);
+    CHECK(format_error_of([&] { read(no_step); }).find("mem.wandb: byte 14: W&B history record has neither a _step item nor a step") == 0);
     std::string garbage = ok + "xyz";
     CHECK(format_error_of([&] { read(garbage); }).find("W&B log chunk header is truncated") != std::string::npos);
 }
