@@ -260,7 +260,7 @@ inline void read_log(const unsigned char* p, std::size_t size, run_builder& run)
     bool in_record = false;
     while (pos < size) {
         const std::size_t block_left = block_size - pos % block_size;
-        if (block_left < chunk_header || (size - pos >= chunk_header && all_zero(p + pos, chunk_header))) {
+        if (block_left < chunk_header || (size - pos >= chunk_header && p[pos + 6] == 0 && all_zero(p + pos, chunk_header))) {
             const std::size_t n = std::min(block_left, size - pos);  // padding: zeros to the block's end
             if (!all_zero(p + pos, n)) fail_log(file, pos, "block trailer is not zero padding");
             pos += n;
