@@ -28,6 +28,9 @@ f2cd5771, lines 2579-2624 and 2779-2813); they are cut out below verbatim
 one process (accelerator.gather is the identity). nanmin / nanmax are copied
 from trl/trainer/utils.py (lines 960-987).
 
+Also writes tests/data/names/{verl,slime,trl}.safetensors: the small fixture
+under each framework's tensor names (read as they are by `logratio`).
+
 Inputs: tests/data/{small,medium}/padded.safetensors and two heavier-tailed
 variants written here, tests/data/heavy_x{5,20}/padded.safetensors: rows
 0..15 of the medium fixture with both log-probs multiplied by 5 and 20 (so
@@ -99,6 +102,17 @@ def make_heavy(data, k):
         "mask": d["mask"][rows].astype(np.uint8),
     }
     write_safetensors(os.path.join(data, f"heavy_x{k}/padded.safetensors"), out)
+
+
+def make_named(data):
+    """The small fixture under each framework's tensor names (tests/data/names/)."""
+    d = read_safetensors(os.path.join(data, "small/padded.safetensors"))
+    names = {"verl": ("old_log_probs", "rollout_log_probs", "response_mask"),
+             "slime": ("log_probs", "rollout_log_probs", "loss_mask"),
+             "trl": ("old_per_token_logps", "sampling_per_token_logps", "completion_mask")}
+    for fw, (t, r, m) in names.items():
+        write_safetensors(os.path.join(data, f"names/{fw}.safetensors"),
+                          {t: d["train_logprobs"], r: d["rollout_logprobs"], m: d["mask"].astype(np.uint8)})
 
 
 def save_config(dirpath, args, metrics, weights=None, mask=None):
@@ -207,6 +221,12 @@ def _mis(mode, level, upper, lower=None, rs=None, veto=None, bn=False, per_token
         la += ["--calculate-per-token-loss"]
     return la, sa
 
+
+SLIME_CONFIGS["mismatch_metrics"] = (  # --get-mismatch-metrics with the MIS helper, use_tis off
+    ["--flavour", "slime"],
+    dict(tis="mis", use_tis=False, tis_mode="truncate", tis_level="token", tis_upper_bound=2.0,
+         tis_lower_bound=None, use_rs=False, rs_level="token", rs_lower_bound=None, rs_upper_bound=None,
+         rs_veto_threshold=None, tis_batch_normalize=False, calculate_per_token_loss=False))
 
 SLIME_CONFIGS.update({
     "mis_truncate_token": _mis("truncate", "token", 1.1, rs=("token", None, None), veto=1e-4, bn=True),
@@ -420,6 +440,7 @@ def main():
     S = import_slime(a.slime)
     for k in (5, 20):
         make_heavy(a.data, k)
+    make_named(a.data)
     for case in ("small", "medium", "heavy_x5", "heavy_x20"):
         d = read_safetensors(os.path.join(a.data, case, "padded.safetensors"))
         for name, (la, sa) in SLIME_CONFIGS.items():

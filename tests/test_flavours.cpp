@@ -173,3 +173,95 @@ TEST_CASE("flavours: slime's and TRL's own outputs (metrics under their names, w
     }
     MESSAGE("largest relative differences vs the frameworks:\n" << report);
 }
+
+TEST_CASE("flavours: the same weights and metrics from the packed layout") {
+    for (const std::string c : {"small", "medium"}) {
+        for (const std::string fw : {"slime", "trl"}) {
+            for (const std::string& dir : configs(c + "/" + fw)) {
+                CAPTURE(dir);
+                const auto args = test::load_json(dir + "/args.json");
+                const correction_options o =
+                    logratio_cli::flavour_options_from(args.at("logratio_args").get<std::vector<std::string>>());
+                const run padded = correct_file(test::data_path(c + "/padded.safetensors"), o);
+                logratio_cli::mapped_file file(test::data_path(c + "/packed.safetensors"));
+                const auto st = logratio_cli::parse_safetensors(file);
+                const logratio_cli::panel_tensors in{st.find("train_logprobs"), st.find("rollout_logprobs"),
+                                                     st.find("mask"), st.find("cu_seqlens")};
+                std::vector<float> w;
+                std::vector<std::uint8_t> m;
+                correction_result r;
+                logratio_cli::with_panel_view(in, [&](const auto& v) {
+                    w.assign(v.size(), -1.0f);
+                    m.assign(v.size(), 7);
+                    r = logratio::correct(v, o, w.data(), m.data());
+                });
+                // packed holds the masked-in tokens of each row, in order
+                std::vector<float> pw;
+                std::vector<std::uint8_t> pm;
+                for (std::size_t i = 0; i < padded.w.size(); ++i)
+                    if (padded.input_mask[i]) {
+                        pw.push_back(padded.w[i]);
+                        pm.push_back(padded.m[i]);
+                    }
+                REQUIRE(pw.size() == w.size());
+                CHECK(pw == w);
+                CHECK(pm == m);
+                const auto a = logratio::correction_entries(padded.r), b = logratio::correction_entries(r);
+                REQUIRE(a.size() == b.size());
+                for (std::size_t k = 0; k < a.size(); ++k) {
+                    CAPTURE(a[k].first);
+                    CHECK(a[k].first == b[k].first);
+                    CHECK(test::spec_close(b[k].second, a[k].second, 1e-12, 1e-15));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("flavours: mode names, settings and their errors") {
+    using logratio::parse_mode;
+    CHECK(parse_mode("slime:tis").name() == "slime:tis");
+    CHECK(parse_mode("slime:icepop").slime == logratio::slime_kind::icepop);
+    const auto m = parse_mode("slime:mis-clip-geometric");
+    CHECK(m.tis_mode == logratio::mis_bound::clip);
+    CHECK(m.tis_level == logratio::is_level::geometric);
+    CHECK(m.name() == "slime:mis-clip-geometric");
+    CHECK(parse_mode("trl:sequence_mask").name() == "trl:sequence_mask");
+    CHECK(parse_mode("trl:token_truncate").clip_max == 3.0);  // TRL's default
+    CHECK_THROWS_WITH_AS(parse_mode("slime:mis-clip"), doctest::Contains("unknown mode 'slime:mis-clip'"),
+                         logratio::error);
+    CHECK_THROWS_AS(parse_mode("trl:token"), logratio::error);
+    CHECK_THROWS_AS(parse_mode("verl:tis"), logratio::error);
+    auto with = [](const std::vector<std::string>& a) { return logratio_cli::flavour_options_from(a); };
+    // slime's default lower clip 0 is allowed (the verl flavour's --is-lower 0 is not).
+    CHECK_NOTHROW(with({"--mode", "slime:tis", "--tis-clip-low", "0"}));
+    CHECK_THROWS_WITH(with({"--mode", "slime:tis", "--tis-clip-low", "3"}), doctest::Contains("tis_clip_low = 3"));
+    CHECK_THROWS_WITH(with({"--mode", "slime:mis-clip-token", "--tis-upper-bound", "1", "--tis-lower-bound", "2"}),
+                      doctest::Contains("tis_lower_bound"));
+    CHECK_THROWS_WITH(with({"--mode", "slime:mis-mask-token", "--rs-veto-threshold", "1e-4"}),
+                      doctest::Contains("need --use-rs"));
+    CHECK_THROWS_WITH(with({"--mode", "trl:token_mask", "--clip-min", "2", "--clip-max", "1"}),
+                      doctest::Contains("clip_min 2 is above clip_max 1"));
+    CHECK_THROWS_WITH(with({"--mode", "slime:tis", "--clip-max", "2"}), doctest::Contains("does not apply"));
+    CHECK_THROWS_WITH(with({"--flavour", "trl"}), doctest::Contains("flavour trl needs a mode"));
+    // verl's options and a mode do not mix; flavours run on whole batches only.
+    correction_options o = with({"--mode", "trl:token_mask"});
+    o.is = logratio::is_options{};
+    CHECK_THROWS_WITH(o.validate(), doctest::Contains("leave is, rejection and veto empty"));
+    o.is.reset();
+    const std::vector<float> t{-1.0f, -2.0f}, r{-1.1f, -1.9f};
+    const std::vector<std::uint8_t> mk{1, 1};
+    const auto v = logratio::paired_view<float>::padded(t.data(), r.data(), mk.data(), 1, 2);
+    std::vector<float> w(2);
+    std::vector<std::uint8_t> keep(2);
+    CHECK_THROWS_WITH(logratio::correct_range(v, 0, 1, o, w.data(), keep.data()), doctest::Contains("use correct()"));
+    // A hand case: trl:token_mask, clip_max 3 -- exp(0.1) and exp(-0.1) both kept, mean their mean.
+    const auto res = logratio::correct(v, o, w.data(), keep.data());
+    CHECK(w[0] == doctest::Approx(std::exp(0.1)).epsilon(1e-6));
+    CHECK(w[1] == doctest::Approx(std::exp(-0.1)).epsilon(1e-6));
+    CHECK(keep == mk);
+    std::map<std::string, double> e;
+    for (const auto& x : logratio::correction_entries(res)) e[x.first] = x.second;
+    CHECK(e.at("sampling/importance_sampling_ratio/mean") == doctest::Approx(std::cosh(0.1)).epsilon(1e-6));
+    CHECK(e.at("sampling/sampling_logp_difference/max") == doctest::Approx(0.1).epsilon(1e-6));
+}
