@@ -1,11 +1,11 @@
 # ctest helper for the slime / TRL flavours: runs `logratio ARGS...` (the
 # arguments of a tests/data/<case>/{slime,trl}/<config>/args.json, or given
-# directly), requires exit code 0, optionally STDERR_REGEX in stderr and
+# directly, |-separated), requires exit code 0, optionally STDERR_REGEX in stderr and
 # STDOUT_REGEX in stdout, and
 # with CONFIG every metric of its metrics.json in the --json output (the
 # tolerances of tests/test_flavours.cpp: 1e-6 relative, looser only where the
 # framework's float32 is the limit).
-set(args ${ARGS})
+string(REPLACE "|" ";" args "${ARGS}")
 if(CONFIG)
   file(READ ${CONFIG}/args.json args_json)
   string(JSON n LENGTH "${args_json}" logratio_args)
