@@ -428,6 +428,30 @@ int run_correct(correct_args a) {
     return 0;
 }
 
+/// `correct`'s --flavour, --mode and the slime / TRL settings, with the
+/// frameworks' own argument names (README's table of modes).
+void add_flavour_options(CLI::App* corr, correct_args& ca) {
+    corr->add_option("--flavour", ca.flavour, "verl (default), slime or trl: tensor names, metric names and aggregation")
+        ->check(CLI::IsMember({"verl", "slime", "trl"}));
+    corr->add_option("--mode", ca.fw.mode,
+                     "slime:tis, slime:icepop, slime:mis-{truncate,clip,mask}-{token,sequence,geometric}, "
+                     "trl:{token,sequence}_{truncate,mask}");
+    corr->add_option("--tis-clip", ca.fw.tis_clip, "slime tis/icepop: upper clip (slime's --tis-clip, default 2)");
+    corr->add_option("--tis-clip-low", ca.fw.tis_clip_low, "slime tis/icepop: lower clip (default 0)");
+    corr->add_option("--tis-upper-bound", ca.fw.tis_upper_bound, "slime mis: tis_upper_bound (default 2)");
+    corr->add_option("--tis-lower-bound", ca.fw.tis_lower_bound, "slime mis: tis_lower_bound (default 1/upper)");
+    corr->add_flag("--use-rs", ca.fw.use_rs, "slime mis: use_rs (rejection band, optional veto)");
+    corr->add_option("--rs-level", ca.fw.rs_level, "slime mis: rs_level token|sequence|geometric (default tis level)");
+    corr->add_option("--rs-lower-bound", ca.fw.rs_lower_bound, "slime mis: rs_lower_bound (default the tis lower)");
+    corr->add_option("--rs-upper-bound", ca.fw.rs_upper_bound, "slime mis: rs_upper_bound (default the tis upper)");
+    corr->add_option("--rs-veto-threshold", ca.fw.rs_veto_threshold, "slime mis: rs_veto_threshold (needs --use-rs)");
+    corr->add_flag("--tis-batch-normalize", ca.fw.tis_batch_normalize, "slime mis: tis_batch_normalize");
+    corr->add_flag("--calculate-per-token-loss", ca.fw.calculate_per_token_loss,
+                   "slime: metrics as token means over the batch (calculate_per_token_loss)");
+    corr->add_option("--clip-min", ca.fw.clip_min, "trl: vllm_importance_sampling_clip_min (default none)");
+    corr->add_option("--clip-max", ca.fw.clip_max, "trl: vllm_importance_sampling_clip_max (default 3)");
+}
+
 int run_quantiles(const quantile_args& a) {
     loaded_inputs L;
     load_inputs(a, L);
@@ -529,26 +553,7 @@ int main(int argc, char** argv) {
     corr->add_option("--prefix", ca.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
     corr->add_option("--out", ca.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
     corr->add_option("--threads", ca.threads, "threads")->check(CLI::Range(1u, 1024u));
-    // slime / TRL modes by name, with the frameworks' own argument names (README table).
-    corr->add_option("--flavour", ca.flavour, "verl (default), slime or trl: tensor names, metric names and aggregation")
-        ->check(CLI::IsMember({"verl", "slime", "trl"}));
-    corr->add_option("--mode", ca.fw.mode,
-                     "slime:tis, slime:icepop, slime:mis-{truncate,clip,mask}-{token,sequence,geometric}, "
-                     "trl:{token,sequence}_{truncate,mask}");
-    corr->add_option("--tis-clip", ca.fw.tis_clip, "slime tis/icepop: upper clip (slime's --tis-clip, default 2)");
-    corr->add_option("--tis-clip-low", ca.fw.tis_clip_low, "slime tis/icepop: lower clip (default 0)");
-    corr->add_option("--tis-upper-bound", ca.fw.tis_upper_bound, "slime mis: tis_upper_bound (default 2)");
-    corr->add_option("--tis-lower-bound", ca.fw.tis_lower_bound, "slime mis: tis_lower_bound (default 1/upper)");
-    corr->add_flag("--use-rs", ca.fw.use_rs, "slime mis: use_rs (rejection band, optional veto)");
-    corr->add_option("--rs-level", ca.fw.rs_level, "slime mis: rs_level token|sequence|geometric (default tis level)");
-    corr->add_option("--rs-lower-bound", ca.fw.rs_lower_bound, "slime mis: rs_lower_bound (default the tis lower)");
-    corr->add_option("--rs-upper-bound", ca.fw.rs_upper_bound, "slime mis: rs_upper_bound (default the tis upper)");
-    corr->add_option("--rs-veto-threshold", ca.fw.rs_veto_threshold, "slime mis: rs_veto_threshold (needs --use-rs)");
-    corr->add_flag("--tis-batch-normalize", ca.fw.tis_batch_normalize, "slime mis: tis_batch_normalize");
-    corr->add_flag("--calculate-per-token-loss", ca.fw.calculate_per_token_loss,
-                   "slime: metrics as token means over the batch (calculate_per_token_loss)");
-    corr->add_option("--clip-min", ca.fw.clip_min, "trl: vllm_importance_sampling_clip_min (default none)");
-    corr->add_option("--clip-max", ca.fw.clip_max, "trl: vllm_importance_sampling_clip_max (default 3)");
+    add_flavour_options(corr, ca);
 
     logits_args la;
     auto* logit = app.add_subcommand("logits", "exact entropy, KL both ways, TV and log-probs from full logits");
