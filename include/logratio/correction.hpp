@@ -17,6 +17,8 @@
 // token (0 on masked-out tokens; not zeroed on rejected tokens, as verl),
 // and the response mask with rejections and veto applied (1 = keep).
 // Formulas: correction_accumulator.hpp. Kernel: detail/correction_kernel.hpp.
+// With correction_options::flavour slime or trl (and a named mode), the
+// weights, mask and metrics are that framework's: flavour.hpp.
 #include <cstdint>
 #include <iterator>
 #include <vector>
@@ -25,9 +27,18 @@
 #include "correction_options.hpp"
 #include "detail/correction_kernel.hpp"
 #include "detail/parallel.hpp"
+#include "flavour.hpp"
 #include "view.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
+
+namespace detail {
+inline void require_verl(const correction_options& o) {
+    if (o.flavour != framework::verl)
+        throw error(concat("flavour ", framework_name(o.flavour),
+                           ": its metrics are means over the whole batch; use correct(), not correct_range()"));
+}
+}  // namespace detail
 
 /// The correction over sequences [first, last) of v: writes their weights
 /// and mask entries (before batch normalisation) and returns the mergeable
@@ -41,6 +52,7 @@ correction_accumulator correct_range(const paired_view<T, M>& v, std::uint64_t f
         throw shape_error(detail::concat("correct_range: sequence range [", first, ", ", last, ") is outside [0, ",
                                          v.num_sequences(), ")"));
     o.validate();
+    detail::require_verl(o);
     return detail::correct_range_impl<xsimd::batch<double, Arch>, W>(v, first, last, o,
                                                                      detail::correction_outputs<W>{weights, mask});
 }
@@ -51,6 +63,7 @@ template <class T, class M, class W = float>
 correction_accumulator correct_range_scalar(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
                                             const correction_options& o, W* weights, std::uint8_t* mask) {
     o.validate();
+    detail::require_verl(o);
     return detail::correct_range_impl<double, W>(v, first, last, o, detail::correction_outputs<W>{weights, mask});
 }
 
@@ -67,8 +80,34 @@ void scale_weights(W* weights, std::uint64_t first, std::uint64_t last, double s
 /// (batch-normalised if asked).
 template <class Arch = xsimd::default_arch, class T, class M, class W = float>
 correction_result correct(const paired_view<T, M>& v, const correction_options& o, W* weights, std::uint8_t* mask,
-                          unsigned threads = 1) {
+                          unsigned threads = 1);
+
+namespace detail {
+/// slime / trl: the kernel validates the input and writes the 0/1 mask (no IS,
+/// no rejection), then framework_pass() writes the flavour's weights and mask.
+template <class Arch, class T, class M, class W>
+correction_result correct_flavoured(const paired_view<T, M>& v, const correction_options& o, W* weights,
+                                    std::uint8_t* mask, unsigned threads) {
+    correction_options k;
+    k.positive_tolerance = o.positive_tolerance;
+    std::vector<W> own_w(weights ? 0 : v.size());
+    std::vector<std::uint8_t> own_m(mask ? 0 : v.size());
+    if (!weights) weights = own_w.data();
+    if (!mask) mask = own_m.data();
+    correction_result r = correct<Arch>(v, k, static_cast<W*>(nullptr), mask, threads);
+    framework_mode m;
+    if (o.mode) m = *o.mode;
+    r.flavour = o.flavour;
+    r.framework_metrics = framework_pass(v, m, weights, mask);
+    return r;
+}
+}  // namespace detail
+
+template <class Arch, class T, class M, class W>
+correction_result correct(const paired_view<T, M>& v, const correction_options& o, W* weights, std::uint8_t* mask,
+                          unsigned threads) {
     o.validate();
+    if (o.flavour != framework::verl) return detail::correct_flavoured<Arch>(v, o, weights, mask, threads);
     const std::vector<std::uint64_t> cut = detail::split_sequences(v, threads);
     const unsigned parts = static_cast<unsigned>(cut.size() - 1);
     std::vector<correction_accumulator> part(parts);

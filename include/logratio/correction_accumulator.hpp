@@ -107,6 +107,10 @@ struct correction_result {
     offpolicy_metrics offpolicy;
     /// What the weights were divided by (1 without batch normalisation).
     double weight_scale = 1.0;
+    /// slime / trl flavours: their metrics under their own names (flavour.hpp);
+    /// correction_entries() gives these instead of verl's.
+    framework flavour = framework::verl;
+    std::vector<std::pair<std::string, double>> framework_metrics;
 };
 
 /// (name, value) pairs with verl's names, each prefixed by `prefix` (verl
@@ -115,6 +119,10 @@ inline std::vector<std::pair<std::string, double>> correction_entries(const corr
                                                                       const std::string& prefix = "") {
     std::vector<std::pair<std::string, double>> out;
     auto put = [&](const std::string& k, double v) { out.emplace_back(prefix + k, v); };
+    if (r.flavour != framework::verl) {
+        for (const auto& e : r.framework_metrics) put(e.first, e.second);
+        return out;
+    }
     if (r.is) {
         const is_metrics& m = *r.is;
         put("rollout_is_mean", m.mean);

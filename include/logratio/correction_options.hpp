@@ -10,31 +10,10 @@
 #include <vector>
 
 #include "error.hpp"
+#include "flavour_options.hpp"
+#include "is_level.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
-
-/// Level of the IS weight w (delta = l_T - l_E, clamped to +-20 before exp).
-enum class is_level {
-    token,      ///< w_t = exp(clamp(delta_t))
-    sequence,   ///< w = exp(clamp(sum_s delta)), the same for every token of s
-    geometric   ///< w = exp(clamp(sum_s delta / L_s)) (GSPO-style geometric mean)
-};
-
-inline const char* is_level_name(is_level l) noexcept {
-    switch (l) {
-        case is_level::token: return "token";
-        case is_level::sequence: return "sequence";
-        case is_level::geometric: return "geometric";
-    }
-    return "?";
-}
-
-inline is_level parse_is_level(const std::string& s) {
-    if (s == "token") return is_level::token;
-    if (s == "sequence") return is_level::sequence;
-    if (s == "geometric") return is_level::geometric;
-    throw error(detail::concat("unknown IS level '", s, "' (expected token, sequence or geometric)"));
-}
 
 /// Truncated importance sampling (TIS).
 struct is_options {
@@ -237,8 +216,15 @@ struct correction_options {
     std::optional<double> veto;
     /// A log-prob above this is an error (log-probs are <= 0).
     double positive_tolerance = 1e-6;
+    /// Whose conventions (flavour_options.hpp): verl (the default: `is`,
+    /// `rejection` and `veto` above), or slime / trl, whose weights, masks and
+    /// metrics come from `mode` (slime without a mode: its mismatch metrics
+    /// only). Each flavour's loss denominator: flavour_options.hpp.
+    framework flavour = framework::verl;
+    std::optional<framework_mode> mode;
 
     void validate() const {
+        validate_flavour();
         if (is) is->validate();
         for (std::size_t i = 0; i < rejection.size(); ++i) {
             const rs_option& r = rejection[i];
@@ -251,6 +237,25 @@ struct correction_options {
         }
         if (veto && (!(*veto > 0.0) || !std::isfinite(*veto)))
             throw error(detail::concat("veto threshold ", *veto, " must be a positive finite number"));
+    }
+
+private:
+    void validate_flavour() const {
+        if (flavour == framework::verl) {
+            if (mode) throw error(detail::concat("mode ", mode->name(), " needs flavour ", framework_name(mode->fw)));
+            return;
+        }
+        if (is || !rejection.empty() || veto)
+            throw error(detail::concat("flavour ", framework_name(flavour),
+                                       ": the mode sets the weights, rejections and veto; leave is, rejection and "
+                                       "veto empty (they are verl's options)"));
+        if (!mode && flavour == framework::trl)
+            throw error("flavour trl needs a mode: trl:token_truncate, trl:token_mask, trl:sequence_truncate or "
+                        "trl:sequence_mask");
+        if (!mode) return;
+        if (mode->fw != flavour)
+            throw error(detail::concat("mode ", mode->name(), " is not a ", framework_name(flavour), " mode"));
+        mode->validate();
     }
 };
 

@@ -13,6 +13,8 @@
 #include "panel_stream.hpp"
 #include "correction_options.hpp"
 #include "correction_accumulator.hpp"
+#include "flavour_options.hpp"
+#include "flavour.hpp"
 #include "correction.hpp"
 #include "mismatch_split.hpp"
 #include "logits.hpp"

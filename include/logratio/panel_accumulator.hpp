@@ -40,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "flavour_options.hpp"
 #include "detail/bytes.hpp"
 #include "error.hpp"
 #include "moments.hpp"
@@ -59,6 +60,11 @@ struct panel_options {
     /// A log-prob above this is an error (log-probs are <= 0).
     double positive_tolerance = 1e-6;
     nonfinite_policy nonfinite = nonfinite_policy::raise;
+    /// Besides SPEC's keys, the mismatch metrics this framework logs without
+    /// a correction (flavour.hpp framework_mismatch_entries): slime's
+    /// train_rollout_logprob_abs_diff and mis_*, TRL's
+    /// sampling/sampling_logp_difference/{mean,max}; none for verl.
+    framework flavour = framework::verl;
 };
 
 /// Where a token is: sequence (row of padded, segment of packed) and

@@ -31,6 +31,8 @@
 #include "safetensors.hpp"
 #include "safetensors_writer.hpp"
 #include "stream_panel.hpp"
+#include "tensor_names.hpp"
+#include "flavour_args.hpp"
 
 namespace {
 
@@ -38,6 +40,7 @@ using logratio_cli::mapped_file;
 
 struct input_args {
     std::string file, train, rollout, mask, offsets;
+    std::string flavour;  ///< whose tensor names (and metrics): verl | slime | trl, or "" to detect
 };
 
 struct panel_args : input_args {
@@ -52,6 +55,7 @@ struct panel_args : input_args {
 };
 
 struct correct_args : input_args {
+    logratio_cli::flavour_args fw;  ///< --mode and the slime / TRL settings (flavour_args.hpp)
     std::string is, rs, rs_threshold, out, prefix;
     std::optional<double> is_threshold, is_lower, rs_lower, veto;
     bool batch_normalize = false, json = false;
@@ -120,12 +124,23 @@ void load_inputs(const input_args& a, loaded_inputs& L) {
             throw logratio::shape_error("give either FILE.safetensors or --train/--rollout .npy files, not both");
         L.files.push_back(std::make_unique<mapped_file>(a.file));
         L.st = logratio_cli::parse_safetensors(*L.files.back());
-        L.in.train = L.st->find("train_logprobs");
-        L.in.rollout = L.st->find("rollout_logprobs");
-        L.in.mask = L.st->find("mask");
+        std::string how;
+        const auto names = logratio_cli::choose_tensor_names(*L.st, a.flavour, how);
+        L.in.train = logratio_cli::first_present(*L.st, names.train);
+        L.in.rollout = logratio_cli::first_present(*L.st, names.rollout);
+        L.in.mask = logratio_cli::first_present(*L.st, names.mask);
         L.in.offsets = L.st->find("cu_seqlens");
-        if (!L.in.train) throw logratio::shape_error(a.file + ": missing tensor 'train_logprobs'");
-        if (!L.in.rollout) throw logratio::shape_error(a.file + ": missing tensor 'rollout_logprobs'");
+        const std::string present = " (tensors present: " + logratio_cli::present_list(*L.st) + ")";
+        if (!L.in.train) throw logratio::shape_error(a.file + ": missing tensor '" + names.train[0] + "'" + present);
+        if (!L.in.rollout)
+            throw logratio::shape_error(a.file + ": missing tensor '" + names.rollout[0] + "'" + present);
+        if (!L.in.mask && !L.in.offsets)
+            throw logratio::shape_error(a.file + ": missing tensor: need '" + names.mask[0] +
+                                        "' (padded layout) or 'cu_seqlens' (packed layout)" + present);
+        if (!how.empty())
+            std::fprintf(stderr, "logratio: %s's tensor names (%s): %s, %s, %s\n", names.label.c_str(), how.c_str(),
+                         L.in.train->name.c_str(), L.in.rollout->name.c_str(),
+                         L.in.mask ? L.in.mask->name.c_str() : "cu_seqlens");
         return;
     }
     if (a.train.empty() || a.rollout.empty())
@@ -180,6 +195,8 @@ int run_panel(const panel_args& a) {
     for (const auto& f : L.files) bytes += static_cast<double>(f->size());
     if (a.stream || bytes > logratio_cli::physical_memory_bytes() / 2) {
         if (!a.old.empty()) throw logratio::shape_error("--old is not available in streaming mode");
+        if (a.flavour == "slime" || a.flavour == "trl")
+            throw logratio::shape_error("--flavour " + a.flavour + ": its metrics are not available in streaming mode");
         const auto r = logratio_cli::stream_panel(L.in, opt);
         if (a.json) print_json(r.panel);
         else print_table(r.panel);
@@ -201,8 +218,11 @@ int run_panel(const panel_args& a) {
     }
     logratio::panel result;
     std::optional<logratio::mismatch_split> split;
+    opt.flavour = a.flavour.empty() ? logratio::framework::verl : logratio::parse_framework(a.flavour);
+    logratio::metric_entries framework_metrics;  // --flavour slime|trl: that framework's mismatch metrics
     logratio_cli::with_panel_view(L.in, [&](const auto& view) {
         result = logratio::compute_panel(view, opt, a.threads);
+        framework_metrics = logratio::framework_mismatch_entries(view, opt.flavour);
         if (!a.no_quantiles) logratio::add_panel_quantiles(result, view, opt.nonfinite);
         if (old) {
             using T = typename std::decay_t<decltype(view)>::value_type;
@@ -211,7 +231,7 @@ int run_panel(const panel_args& a) {
         }
     });
     if (a.json) {
-        if (!split) {
+        if (!split && framework_metrics.empty()) {
             print_json(result);
             return 0;
         }
@@ -223,13 +243,23 @@ int run_panel(const panel_args& a) {
             std::cout.rdbuf(prev);
             return os.str();
         }());
-        j["mismatch_split"] = {{"total", part_json(split->total)},
-                               {"numeric", part_json(split->numeric)},
-                               {"lag", part_json(split->lag)}};
+        if (split)
+            j["mismatch_split"] = {{"total", part_json(split->total)},
+                                   {"numeric", part_json(split->numeric)},
+                                   {"lag", part_json(split->lag)}};
+        if (!framework_metrics.empty()) {  // under one extra key named by the flavour
+            nlohmann::ordered_json f = nlohmann::ordered_json::object();
+            for (const auto& e : framework_metrics) f[e.first] = e.second;
+            j[a.flavour] = f;
+        }
         std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
     print_table(result);
+    if (!framework_metrics.empty()) {
+        std::printf("\n%s's mismatch metrics\n", a.flavour.c_str());
+        for (const auto& e : framework_metrics) std::printf("%-44s % .10g\n", e.first.c_str(), e.second);
+    }
     if (split) {
         std::printf("\nnumeric mismatch vs policy lag (%llu tokens)\n", static_cast<unsigned long long>(split->tokens));
         std::printf("%-34s %14s %14s %14s %14s\n", "part", "delta_mean", "delta_abs_mean", "delta_std", "kl_k3");
@@ -329,6 +359,12 @@ int run_logits(const logits_args& a) {
     return 0;
 }
 
+/// --flavour: the mode's framework when a mode is given.
+std::string flavour_of(const correct_args& a) {
+    if (!a.flavour.empty() || a.fw.mode.empty()) return a.flavour;
+    return a.fw.mode.substr(0, a.fw.mode.find(':'));
+}
+
 logratio::correction_options correction_options_of(const correct_args& a) {
     logratio::correction_options o;
     if (!a.is.empty()) {
@@ -348,26 +384,32 @@ logratio::correction_options correction_options_of(const correct_args& a) {
         throw logratio::error("--rs-threshold and --rs-threshold-lower need --rs");
     }
     o.veto = a.veto;
+    logratio_cli::flavour_args fw = a.fw;
+    fw.flavour = a.flavour;
+    fw.apply(o);
     o.validate();
     return o;
 }
 
-int run_correct(const correct_args& a) {
+int run_correct(correct_args a) {
+    a.flavour = flavour_of(a);
     const logratio::correction_options o = correction_options_of(a);
     loaded_inputs L;
     load_inputs(a, L);
     logratio::correction_result r;
     std::vector<float> weights;
     std::vector<std::uint8_t> mask;
+    // slime / TRL modes always have weights; slime without a mode reports metrics only.
+    const bool has_weights = o.is || (o.mode && o.mode->slime != logratio::slime_kind::metrics_only);
     logratio_cli::with_panel_view(L.in, [&](const auto& view) {
-        if (o.is) weights.resize(view.size());
+        if (has_weights) weights.resize(view.size());
         mask.resize(view.size());
-        r = logratio::correct(view, o, o.is ? weights.data() : nullptr, mask.data(), a.threads);
+        r = logratio::correct(view, o, has_weights ? weights.data() : nullptr, mask.data(), a.threads);
     });
     if (!a.out.empty()) {
         const auto& shape = L.in.train->shape;
         std::vector<logratio_cli::output_tensor> t;
-        if (o.is) t.push_back({"rollout_is_weights", logratio_cli::dtype::f32, shape, weights.data(), 4 * weights.size()});
+        if (has_weights) t.push_back({"rollout_is_weights", logratio_cli::dtype::f32, shape, weights.data(), 4 * weights.size()});
         t.push_back({"response_mask", logratio_cli::dtype::u8, shape, mask.data(), mask.size()});
         logratio_cli::write_safetensors(a.out, t, {{"producer", std::string("logratio ") + LOGRATIO_VERSION_STRING}});
     }
@@ -384,6 +426,30 @@ int run_correct(const correct_args& a) {
     for (const auto& e : entries) std::printf("%-50s % .10g\n", e.first.c_str(), e.second);
     if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
     return 0;
+}
+
+/// `correct`'s --flavour, --mode and the slime / TRL settings, with the
+/// frameworks' own argument names (README's table of modes).
+void add_flavour_options(CLI::App* corr, correct_args& ca) {
+    corr->add_option("--flavour", ca.flavour, "verl (default), slime or trl: tensor names, metric names and aggregation")
+        ->check(CLI::IsMember({"verl", "slime", "trl"}));
+    corr->add_option("--mode", ca.fw.mode,
+                     "slime:tis, slime:icepop, slime:mis-{truncate,clip,mask}-{token,sequence,geometric}, "
+                     "trl:{token,sequence}_{truncate,mask}");
+    corr->add_option("--tis-clip", ca.fw.tis_clip, "slime tis/icepop: upper clip (slime's --tis-clip, default 2)");
+    corr->add_option("--tis-clip-low", ca.fw.tis_clip_low, "slime tis/icepop: lower clip (default 0)");
+    corr->add_option("--tis-upper-bound", ca.fw.tis_upper_bound, "slime mis: tis_upper_bound (default 2)");
+    corr->add_option("--tis-lower-bound", ca.fw.tis_lower_bound, "slime mis: tis_lower_bound (default 1/upper)");
+    corr->add_flag("--use-rs", ca.fw.use_rs, "slime mis: use_rs (rejection band, optional veto)");
+    corr->add_option("--rs-level", ca.fw.rs_level, "slime mis: rs_level token|sequence|geometric (default tis level)");
+    corr->add_option("--rs-lower-bound", ca.fw.rs_lower_bound, "slime mis: rs_lower_bound (default the tis lower)");
+    corr->add_option("--rs-upper-bound", ca.fw.rs_upper_bound, "slime mis: rs_upper_bound (default the tis upper)");
+    corr->add_option("--rs-veto-threshold", ca.fw.rs_veto_threshold, "slime mis: rs_veto_threshold (needs --use-rs)");
+    corr->add_flag("--tis-batch-normalize", ca.fw.tis_batch_normalize, "slime mis: tis_batch_normalize");
+    corr->add_flag("--calculate-per-token-loss", ca.fw.calculate_per_token_loss,
+                   "slime: metrics as token means over the batch (calculate_per_token_loss)");
+    corr->add_option("--clip-min", ca.fw.clip_min, "trl: vllm_importance_sampling_clip_min (default none)");
+    corr->add_option("--clip-max", ca.fw.clip_max, "trl: vllm_importance_sampling_clip_max (default 3)");
 }
 
 int run_quantiles(const quantile_args& a) {
@@ -455,6 +521,9 @@ int main(int argc, char** argv) {
     panel->add_option("--nonfinite", pa.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
         ->check(CLI::IsMember({"raise", "omit"}));
 
+    panel->add_option("--flavour", pa.flavour,
+                      "verl, slime or trl: read that framework's tensor names; slime / trl: add its mismatch metrics")
+        ->check(CLI::IsMember({"verl", "slime", "trl"}));
     panel->add_option("--old", pa.old,
                       "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: "
                       "split the mismatch into numeric and policy lag (default: a tensor named old_logprobs)");
@@ -484,6 +553,7 @@ int main(int argc, char** argv) {
     corr->add_option("--prefix", ca.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
     corr->add_option("--out", ca.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
     corr->add_option("--threads", ca.threads, "threads")->check(CLI::Range(1u, 1024u));
+    add_flavour_options(corr, ca);
 
     logits_args la;
     auto* logit = app.add_subcommand("logits", "exact entropy, KL both ways, TV and log-probs from full logits");

@@ -1,0 +1,77 @@
+#pragma once
+// Which tensors of a safetensors dump are the trainer's log-probs, the
+// rollout's and the mask: logratio's own names, or a framework's names read
+// as they are --
+//   logratio  train_logprobs, rollout_logprobs, mask (or cu_seqlens)
+//   verl      old_log_probs, rollout_log_probs, response_mask
+//   slime     log_probs (else old_log_probs), rollout_log_probs, loss_mask (else loss_masks)
+//   TRL       old_per_token_logps, sampling_per_token_logps, completion_mask
+// chosen by --flavour (or the mode's framework; logratio's names are read
+// when that framework's are absent), else detected: logratio's names if
+// present, else the one framework whose names are all present. A missing
+// tensor's error lists the tensors present (main.cpp load_inputs).
+#include <string>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "safetensors.hpp"
+
+namespace logratio_cli {
+
+struct tensor_names {
+    std::string label;  ///< "logratio", "verl", "slime", "trl"
+    std::vector<std::string> train, rollout, mask;  ///< candidates, first present wins
+};
+
+inline std::vector<tensor_names> known_tensor_names() {
+    return {{"logratio", {"train_logprobs"}, {"rollout_logprobs"}, {"mask"}},
+            {"verl", {"old_log_probs"}, {"rollout_log_probs"}, {"response_mask"}},
+            {"slime", {"log_probs", "old_log_probs"}, {"rollout_log_probs"}, {"loss_mask", "loss_masks"}},
+            {"trl", {"old_per_token_logps"}, {"sampling_per_token_logps"}, {"completion_mask"}}};
+}
+
+inline const tensor* first_present(const safetensors_file& st, const std::vector<std::string>& names) {
+    for (const auto& n : names)
+        if (const tensor* t = st.find(n)) return t;
+    return nullptr;
+}
+
+inline std::string present_list(const safetensors_file& st) {
+    std::string s;
+    for (const auto& e : st.tensors) s += (s.empty() ? "" : ", ") + e.first;
+    return s.empty() ? "none" : s;
+}
+
+/// The names to read: `flavour` ("" = detect; verl / slime / trl prefer the
+/// framework's names and fall back to logratio's). `how` says which and why.
+inline tensor_names choose_tensor_names(const safetensors_file& st, const std::string& flavour, std::string& how) {
+    const auto all = known_tensor_names();
+    auto complete = [&](const tensor_names& n) {
+        return first_present(st, n.train) && first_present(st, n.rollout) &&
+               (first_present(st, n.mask) || st.find("cu_seqlens"));
+    };
+    if (!flavour.empty()) {  // the flavour's names, else logratio's, else name what is missing
+        for (const auto& n : all)
+            if (n.label == flavour && complete(n)) {
+                how = "flavour " + flavour;
+                return n;
+            }
+        if (complete(all[0])) return all[0];
+        for (const auto& n : all)
+            if (n.label == flavour) return n;
+        return all[0];
+    }
+    if (complete(all[0])) return all[0];
+    std::vector<const tensor_names*> found;
+    for (std::size_t k = 1; k < all.size(); ++k)
+        if (complete(all[k])) found.push_back(&all[k]);
+    if (found.size() > 1)
+        throw logratio::shape_error("the tensors match several frameworks' names (" + present_list(st) +
+                                    "): give --flavour verl|slime|trl");
+    if (found.empty()) return all[0];  // the caller names what is missing
+    how = "detected";
+    return *found[0];
+}
+
+}  // namespace logratio_cli
