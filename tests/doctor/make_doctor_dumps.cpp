@@ -3,6 +3,7 @@
 // mask U8 [B, T]); with --print, also each dump's doctor findings with
 // their evidence (the measurements quoted in include/logratio/doctor/checks).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <logratio/doctor/diagnose.hpp>
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
     const std::string dir = argv[1];
     const bool print = argc > 2 && std::string(argv[2]) == "--print";
     try {
+        std::filesystem::create_directories(dir);
         for (const auto& [b, name] : planted::all_bugs()) {
             const planted::dump d = planted::sample(b);
             const std::uint64_t B = static_cast<std::uint64_t>(d.B), T = static_cast<std::uint64_t>(d.T);

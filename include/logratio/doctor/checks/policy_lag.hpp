@@ -4,8 +4,11 @@
 // finding: total = numeric (l_T(old) - l_E) + lag (l_T(new) - l_T(old)).
 //
 // Rule: warn when mean |lag| > mean |numeric| (staleness dominates), else ok.
-// Measured on examples/data/runs (make_sample --runs): sync dumps have no
-// old_logprobs; async dumps (lag 1-2 updates) MEASURE.
+// Measured with `logratio doctor --each examples/data/runs` (make_sample --runs):
+// sync dumps have no old_logprobs (ok, not assessed); in the async runs (lag
+// 1-2 updates, 6 x 24 dumps) mean |lag| grows from 0.0032 (warmup) to 0.084
+// while mean |numeric| stays 0.012-0.016: 125 of 144 dumps warn, the first
+// 3-4 updates of each run do not.
 #include "../findings.hpp"
 #include "../../mismatch_split.hpp"
 
