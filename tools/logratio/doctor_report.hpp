@@ -14,6 +14,28 @@
 
 namespace logratio_cli {
 
+/// Plot frame, log10 y ticks and the y label of a bar chart (no x ticks:
+/// the bars carry their own labels).
+inline std::string bar_axes(const html_detail::frame& fr, const std::string& ylabel) {
+    using namespace html_detail;
+    std::string s = "<rect x=\"" + f(fr.L) + "\" y=\"" + f(fr.T) + "\" width=\"" + f(fr.W - fr.L - fr.R) +
+                    "\" height=\"" + f(fr.H - fr.T - fr.B) + "\" fill=\"#fafafa\" stroke=\"#888\"/>\n";
+    for (double e = std::ceil(fr.y0); e <= fr.y1; e += 1)
+        s += "<line x1=\"" + f(fr.L) + "\" x2=\"" + f(fr.W - fr.R) + "\" y1=\"" + f(fr.py(e)) + "\" y2=\"" +
+             f(fr.py(e)) + "\" stroke=\"#e4e4e4\"/><text x=\"" + f(fr.L - 6) + "\" y=\"" + f(fr.py(e) + 4) +
+             "\" text-anchor=\"end\">" + xml_escape(fmt(std::pow(10.0, e), "%g")) + "</text>\n";
+    s += "<text x=\"14\" y=\"" + f((fr.T + fr.H - fr.B) / 2) + "\" text-anchor=\"middle\" transform=\"rotate(-90 14 " +
+         f((fr.T + fr.H - fr.B) / 2) + ")\">" + xml_escape(ylabel) + "</text>\n";
+    return s;
+}
+
+/// A probability bucket edge as a short label: 3e-05, 0.12, 1-1e-03.
+inline std::string prob_label(double p) {
+    if (p < 0.01) return fmt(p, "%.0e");
+    if (p <= 0.99) return fmt(p, "%.2g");
+    return "1-" + fmt(1.0 - p, "%.0e");
+}
+
 /// Bars of mean |δ| (log10 axis) over labelled buckets with tokens.
 inline std::string svg_bucket_bars(const std::string& title, const std::string& xlabel,
                                    const std::vector<std::pair<std::string, logratio::doctor::delta_stats>>& b) {
@@ -28,12 +50,12 @@ inline std::string svg_bucket_bars(const std::string& title, const std::string& 
     frame fr{0, static_cast<double>(b.size()), std::floor(y0) - 0.3, std::ceil(y1) + 0.1};
     fr.H = 280;
     std::string s = svg_open(fr, title);
-    s += axes(fr, "", "mean |delta|", true);
+    s += bar_axes(fr, "mean |delta|");
     const double w = fr.px(1) - fr.px(0);
     for (std::size_t i = 0; i < b.size(); ++i) {
         const auto& st = b[i].second;
         const double xa = fr.px(static_cast<double>(i));
-        s += "<text x=\"" + f(xa + w / 2) + "\" y=\"" + f(fr.H - fr.B + 30) + "\" text-anchor=\"middle\" font-size=\"10\">" +
+        s += "<text x=\"" + f(xa + w / 2) + "\" y=\"" + f(fr.H - fr.B + 16) + "\" text-anchor=\"middle\" font-size=\"10\">" +
              xml_escape(b[i].first) + "</text>\n";
         if (!st.count || !(st.mean_abs() > 0)) continue;
         const double y = std::log10(st.mean_abs());
@@ -67,7 +89,7 @@ inline std::string svg_prob_bars(const logratio::doctor::breakdowns& bd) {
     std::vector<std::pair<std::string, dr::delta_stats>> b;
     for (int k = 0; k < dr::breakdowns::prob_buckets; ++k) {
         const double x = dr::breakdowns::prob_bucket_logit_hi(k);
-        const std::string hi = k + 1 == dr::breakdowns::prob_buckets ? "1" : fmt(1.0 / (1.0 + std::exp(-x)), "%.2g");
+        const std::string hi = k + 1 == dr::breakdowns::prob_buckets ? "1" : prob_label(1.0 / (1.0 + std::exp(-x)));
         b.push_back({"<" + hi, bd.by_rollout_prob[k]});
     }
     return svg_bucket_bars("mean |delta| by rollout probability",

@@ -114,12 +114,13 @@ inline int prob_bin(const detail::prob_lut& t, double l) noexcept {
 
 /// The position bucket: 0 | 1 | 2–3 | 4–7 | …: the bit width of the position.
 inline int position_bucket(std::uint64_t pos) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    return pos ? 64 - __builtin_clzll(pos) : 0;
+#else
     int b = 0;
-    while (pos) {
-        ++b;
-        pos >>= 1;
-    }
+    for (; pos; pos >>= 1) ++b;
     return b;
+#endif
 }
 
 struct breakdowns {
