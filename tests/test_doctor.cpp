@@ -219,9 +219,9 @@ TEST_CASE("doctor breakdowns: bins follow their definitions") {
     CHECK(dr::position_bucket(3) == 2);
     CHECK(dr::position_bucket(4) == 3);
     CHECK(dr::position_bucket(~std::uint64_t(0)) == 64);
-    for (double d : {1e-9, -1e-5, 0.01, -0.2, 0.25, -0.25, 0.3, 5.0, -30.0}) {
+    for (double d : {1e-9, -1e-5, 0.01, -0.0625, 0.0625, 0.07, -0.2, 0.25, 5.0, -30.0}) {
         const double c = std::min(std::max(d, -20.0), 20.0);
-        CHECK(dr::detail::k3_term(d) == doctest::Approx(std::expm1(c) - c).epsilon(1e-12));
+        CHECK(dr::detail::k3_term(d) == doctest::Approx(std::expm1(c) - c).epsilon(1e-11));
     }
 }
 
@@ -242,8 +242,8 @@ TEST_CASE("doctor breakdowns: merge of parts equals the whole; serialize round-t
         for (int k = 0; k < dr::breakdowns::position_buckets; ++k) {
             CHECK(a.by_position[k].count == whole.by_position[k].count);
             CHECK(a.by_position[k].max_abs == whole.by_position[k].max_abs);
-            CHECK(a.by_position[k].sum_abs == doctest::Approx(whole.by_position[k].sum_abs).epsilon(1e-12));
-            CHECK(a.by_position[k].sum_k3 == doctest::Approx(whole.by_position[k].sum_k3).epsilon(1e-12));
+            CHECK(a.by_position[k].sum_abs == doctest::Approx(whole.by_position[k].sum_abs).epsilon(1e-11));
+            CHECK(a.by_position[k].sum_k3 == doctest::Approx(whole.by_position[k].sum_k3).epsilon(1e-11));
         }
         for (int k = 0; k < dr::breakdowns::prob_buckets; ++k)
             CHECK(a.by_rollout_prob[k].count == whole.by_rollout_prob[k].count);
