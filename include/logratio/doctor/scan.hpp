@@ -285,14 +285,16 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
 
 /// Alignment sums of one loaded sequence (branch-free over the 0/1 ok): one
 /// loop with an accumulator per shift (independent add chains), the two
-/// slots at each end by the bounds-checked loop.
-inline void scan_pairs(const scan_scratch& w, scan_state& st) {
+/// slots at each end by the bounds-checked loop. Returns the number of
+/// usable tokens with |δ| > big_delta (the desync scan's trigger).
+inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
     constexpr int K = scan_state::max_shift;
     const std::size_t n = w.ok.size();
     const double* t = w.t.data();
     const double* r = w.r.data();
     const double* ok = w.ok.data();
     double sum[2 * K + 1] = {}, cnt[2 * K + 1] = {};
+    std::size_t big = 0;
     auto edge = [&](std::size_t k) {
         for (int s = -K; s <= K; ++s) {
             const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) + s;
@@ -301,6 +303,7 @@ inline void scan_pairs(const scan_scratch& w, scan_state& st) {
             sum[s + K] += both * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
             cnt[s + K] += both;
         }
+        big += std::fabs(t[k] - r[k]) > scan_state::big_delta;  // 0 - 0 on unusable slots
     };
     const std::size_t K2 = static_cast<std::size_t>(K);
     for (std::size_t k = 0; k < std::min(n, K2); ++k) edge(k);
@@ -312,19 +315,20 @@ inline void scan_pairs(const scan_scratch& w, scan_state& st) {
             sum[s + K] += both * std::fabs(tk - r[j]);
             cnt[s + K] += both;
         }
+        big += std::fabs(tk - r[k]) > scan_state::big_delta;
     }
     for (std::size_t k = std::max(K2, n > K2 ? n - K2 : 0); k < n; ++k) edge(k);
     for (int s = 0; s <= 2 * K; ++s) {
         st.shift_abs[static_cast<std::size_t>(s)] += sum[s];
         st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(cnt[s]);
     }
+    return big;
 }
 
-/// The slot where a desync change point cuts the sequence (n when none).
-inline std::size_t desync_cut(scan_scratch& w, scan_state& st) {
+/// The slot where a desync change point cuts the sequence (n when none);
+/// big: its usable tokens with |δ| > big_delta.
+inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) {
     const std::size_t n = w.ok.size();
-    std::size_t big = 0;
-    for (std::size_t k = 0; k < n; ++k) big += std::fabs(w.t[k] - w.r[k]) > scan_state::big_delta;
     st.above_big += big;
     if (big == 0) return n;  // no large |δ|: no change point to look for
     ++st.desync_scanned;
@@ -391,8 +395,7 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
 /// kept out of the breakdowns, like filled values: the desync finding
 /// explains them. Positions count from the first masked-in slot.
 inline void scan_loaded(scan_scratch& w, const prob_lut& lut, scan_state& st, std::size_t first) {
-    scan_pairs(w, st);
-    const std::size_t cut = desync_cut(w, st);
+    const std::size_t cut = desync_cut(w, st, scan_pairs(w, st));
     for (int pb = 0; first + breakdowns::position_lo(pb) < cut; ++pb) {
         const std::size_t k0 = first + breakdowns::position_lo(pb);
         const std::size_t k1 = std::min<std::size_t>(cut, first + breakdowns::position_hi(pb) + 1);
