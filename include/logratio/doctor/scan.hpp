@@ -195,7 +195,7 @@ struct scan_scratch {
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
     std::vector<float> a;
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
-    std::array<delta_stats, breakdowns::prob_buckets + 1> prob{};
+    std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, 2> prob{};  ///< even, odd slots
     std::vector<std::uint64_t> joint = std::vector<std::uint64_t>(prob_axis::bins * prob_axis::bins + 1, 0);
 };
 
@@ -351,13 +351,15 @@ inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) 
 /// position bucket pb: the bucket's sums stay in registers.
 inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
-    double cnt = 0, sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, neg = 0, pos = 0, tail = 0;
+    double sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    std::uint64_t cnt = 0, neg = 0, pos = 0, tail = 0;  // integer counters: no int-to-double conversions
     constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
     const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
     for (std::size_t k = k0; k < k1; ++k) {
         const double t = w.t[k], r = w.r[k], on = w.ok[k], d = t - r, ad = std::fabs(d);
         const double k3 = k3_term(d);
-        cnt += on;
+        const bool use = on != 0.0;
+        cnt += use;
         sd += d;
         sa += ad;
         mx = std::max(mx, ad);
@@ -370,25 +372,26 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
         pos += d > 0;
         tail += ad > scan_state::tail_delta;
         const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
-        const bool use = on != 0.0;
-        w.prob[use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(d, k3);
+        // two copies of the probability sums, even and odd slots: consecutive
+        // tokens in the same bucket do not wait on each other's stores
+        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(d, k3);
         ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
     }
     delta_stats& p = st.bd.by_position[pb];
-    p.count += static_cast<std::uint64_t>(cnt);
+    p.count += cnt;
     p.sum_delta += sd;
     p.sum_abs += sa;
     p.max_abs = std::max(p.max_abs, mx);
     p.sum_k3 += s3;
     slope_sums& sl = st.slope[pb];
-    sl.n += static_cast<std::uint64_t>(cnt);
+    sl.n += cnt;
     sl.sx += sx;
     sl.sy += sy;
     sl.sxx += sxx;
     sl.sxy += sxy;
-    st.negative += static_cast<std::uint64_t>(neg);
-    st.positive += static_cast<std::uint64_t>(pos);
-    st.above_tail += static_cast<std::uint64_t>(tail);
+    st.negative += neg;
+    st.positive += pos;
+    st.above_tail += tail;
 }
 
 /// The sums of one loaded sequence. Tokens after a desync change point are
@@ -414,7 +417,10 @@ scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_
         if (!load_sequence(v, v.sequence_begin(s), v.sequence_end(s), st, w, first)) continue;
         scan_loaded(w, lut, st, static_cast<std::size_t>(first));
     }
-    for (int b = 0; b < breakdowns::prob_buckets; ++b) st.bd.by_rollout_prob[b] = w.prob[static_cast<std::size_t>(b)];
+    for (int b = 0; b < breakdowns::prob_buckets; ++b) {
+        st.bd.by_rollout_prob[b] = w.prob[0][static_cast<std::size_t>(b)];
+        st.bd.by_rollout_prob[b].merge(w.prob[1][static_cast<std::size_t>(b)]);
+    }
     std::copy(w.joint.begin(), w.joint.end() - 1, st.bd.joint.begin());
     return st;
 }
