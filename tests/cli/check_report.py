@@ -22,10 +22,18 @@ def check_xml(path):
     for bad in ("<script", "src=\"http", "href=\"http", "@import", "url("):
         assert bad not in text, f"not self-contained: {bad}"
     heads = [h.text for h in root.iter(NS + "h2")]
-    for want in ("Verdict", "Runs", "Updates with zero gradient norm"):
+    for want in ("Verdict", "Doctor", "Runs", "Updates with zero gradient norm"):
         assert any(h and h.startswith(want) for h in heads), f"missing section {want}: {heads}"
     svgs = list(root.iter(SVG + "svg"))
     assert len(svgs) >= 2, f"{len(svgs)} charts"
+    # the Doctor section's plots: two bar charts and the (p_T, p_E) heat map
+    labels = [s.get("aria-label", "") for s in svgs]
+    for want in ("mean |delta| by response position", "mean |delta| by rollout probability",
+                 "density of (p_T, p_E) on a log-odds scale"):
+        assert want in labels, f"missing plot {want}: {labels}"
+    heat = svgs[labels.index("density of (p_T, p_E) on a log-odds scale")]
+    cells = [r for r in heat.iter(SVG + "rect") if r.get("fill", "").startswith("rgb(")]
+    assert len(cells) >= 20, f"heat map has {len(cells)} cells"
     lines = list(root.iter(SVG + "polyline"))
     assert lines, "no per-run lines"
     print(f"ok: well-formed, {len(svgs)} charts, {len(lines)} run lines, sections {heads}")

@@ -274,6 +274,7 @@ struct report_inputs {
     std::vector<std::string> verdict;
     const dump_histogram* histogram = nullptr;
     std::vector<std::string> split;  ///< numeric-vs-lag lines, when the dumps have old_logprobs
+    std::string doctor_html;         ///< the Doctor section (doctor_report.hpp), when the inputs were dumps
 };
 
 inline std::string html_report(const report_inputs& r) {
@@ -300,6 +301,7 @@ inline std::string html_report(const report_inputs& r) {
         for (const auto& l : r.split) s += xml_escape(l) + "\n";
         s += "</pre>\n";
     }
+    s += r.doctor_html;
     s += "<h2>" + xml_escape(r.metric) + " per update</h2>\n" + svg_runs_chart(r.metric, *r.runs, groups);
     s += "<h2>Groups: mean of run means, 95% CI</h2>\n" + svg_group_chart(r.metric, a);
     s += "<table>\n<tr><th class=\"l\">group</th><th>runs</th><th>updates</th><th>mean</th><th>95% CI</th>"

@@ -9,6 +9,7 @@
 //   logratio panel --each DIR [--csv OUT.csv] [--pattern P] [--threads N]
 //   logratio runs TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--json] [--html OUT.html]
 //   logratio report TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--html OUT.html] [--dump FILE]
+//   logratio doctor FILE.safetensors [--json] | --each DIR     (exit 3 when a check fails)
 //   logratio info
 #include <cstdio>
 #include <iostream>
@@ -24,6 +25,7 @@
 
 #include <logratio/logratio.hpp>
 
+#include "doctor_cmd.hpp"
 #include "mapped_file.hpp"
 #include "npy.hpp"
 #include "panel_input.hpp"
@@ -580,6 +582,11 @@ int main(int argc, char** argv) {
     auto* report = app.add_subcommand("report", "one-screen verdict and a self-contained HTML report");
     logratio_cli::add_runs_options(report, rp, true);
 
+    logratio_cli::doctor_args da;
+    auto* doctor = app.add_subcommand("doctor", "find the cause of a mismatch: misaligned, filled or processed "
+                                                "log-probs, one-sided temperature, desync, hot spots (exit 3 on a fail)");
+    logratio_cli::add_doctor_options(doctor, da);
+
     auto* info = app.add_subcommand("info", "print the version and the SIMD architecture of this binary");
 
     try {
@@ -594,6 +601,7 @@ int main(int argc, char** argv) {
         if (*logit) return run_logits(la);
         if (*runs) return logratio_cli::run_runs(ra);
         if (*report) return logratio_cli::run_report(rp);
+        if (*doctor) return logratio_cli::run_doctor(da);
         if (*info) {
             std::printf("logratio %s\nsimd %s\n", LOGRATIO_VERSION_STRING, xsimd::default_arch::name());
             return 0;

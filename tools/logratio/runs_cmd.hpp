@@ -18,6 +18,7 @@
 #include <logratio/logratio.hpp>
 
 #include "atomic_file.hpp"
+#include "doctor_report.hpp"
 #include "dumps.hpp"
 #include "html_report.hpp"
 #include "runs_output.hpp"
@@ -254,6 +255,7 @@ inline std::string report_html(const runs_args& a, const loaded_runs& L, const l
     r.verdict = verdict_lines(a.metric, an);
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
+    r.doctor_html = doctor_section_html(diagnose_dumps(L.dumps, a.threads));
     return html_report(r);
 }
 

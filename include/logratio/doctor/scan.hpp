@@ -1,0 +1,444 @@
+#pragma once
+// The doctor's one pass over memory: every sum the checks need, per token,
+// with each sequence read once (its tokens stay in cache for the neighbour
+// reads of the alignment sums and the desync change-point scan).
+//
+// Filled values are recognised per token and kept OUT of every other sum:
+//   a log-prob that is exactly 0.0 while the other side's is below log(1/2)
+//     (a probability-1 token the other side finds unlikely: measured, never
+//     seen in clean bf16-vs-f32 data, see checks/filled_values.hpp), or
+//   a log-prob <= -50 or -inf (p < 2e-22: a sampled token never has it).
+// So a 3% fill cannot move the temperature slope, the position buckets or
+// the numeric levels; NaN and positive log-probs are counted and skipped
+// (the doctor reports, it does not throw on values).
+//
+// Per token the pass does no log/exp: probability bins come from a table
+// (breakdowns.hpp), kl_k3's term e^δ − 1 − δ from a degree-7 polynomial for
+// |δ| <= 1/16 (error < 3e-12 relative) and std::expm1 beyond.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "../detail/parallel.hpp"
+#include "../dtype.hpp"
+#include "../view.hpp"
+#include "breakdowns.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace doctor {
+
+/// A tensor's filled values: exact zeros the other side finds unlikely, and
+/// the most frequent values <= -50 (sentinels), with where they sit.
+struct fill_stats {
+    static constexpr int slots = 4;
+    std::uint64_t zeros = 0;           ///< masked-in exact 0.0 (any)
+    std::uint64_t unlikely_zeros = 0;  ///< 0.0 where the other side's l < log(1/2)
+    std::array<double, slots> sentinel{};
+    std::array<std::uint64_t, slots> sentinel_count{};
+    std::uint64_t other_low = 0;  ///< values <= -50 beyond the 4 tracked ones
+    std::uint64_t flagged = 0;    ///< unlikely zeros + values <= -50
+    std::uint64_t at_last = 0;    ///< flagged tokens that are their sequence's last masked-in token
+    std::uint64_t in_last4 = 0;   ///< ... within its last 4
+    std::uint64_t at_first = 0;   ///< ... at response position 0
+    std::uint64_t sequences = 0;  ///< sequences with at least one flagged token
+
+    void add_low(double x) { add_low_n(x, 1); }
+    void merge(const fill_stats& o) {
+        zeros += o.zeros;
+        unlikely_zeros += o.unlikely_zeros;
+        for (int k = 0; k < slots; ++k)
+            if (o.sentinel_count[k]) add_low_n(o.sentinel[k], o.sentinel_count[k]);
+        other_low += o.other_low;
+        flagged += o.flagged;
+        at_last += o.at_last;
+        in_last4 += o.in_last4;
+        at_first += o.at_first;
+        sequences += o.sequences;
+    }
+    void add_low_n(double x, std::uint64_t n) {
+        for (int k = 0; k < slots; ++k) {
+            if (sentinel_count[k] && sentinel[k] == x) {
+                sentinel_count[k] += n;
+                return;
+            }
+            if (!sentinel_count[k]) {
+                sentinel[k] = x;
+                sentinel_count[k] = n;
+                return;
+            }
+        }
+        other_low += n;
+    }
+    /// The most frequent tracked sentinel (count 0 when none).
+    std::pair<double, std::uint64_t> top_sentinel() const {
+        int best = 0;
+        for (int k = 1; k < slots; ++k)
+            if (sentinel_count[k] > sentinel_count[best]) best = k;
+        return {sentinel[best], sentinel_count[best]};
+    }
+};
+
+/// Within-position-bucket regression sums of y = l_E on x = l_T.
+struct slope_sums {
+    std::uint64_t n = 0;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    void merge(const slope_sums& o) {
+        n += o.n;
+        sx += o.sx;
+        sy += o.sy;
+        sxx += o.sxx;
+        sxy += o.sxy;
+    }
+};
+
+struct scan_state {
+    static constexpr int max_shift = 2;
+    static constexpr double big_delta = 0.5;  ///< "large" |δ| of the desync scan (see checks/desync.hpp)
+    breakdowns bd;
+    std::uint64_t sequences = 0, nan_or_positive = 0;
+    fill_stats fill[2];  ///< [0] train_logprobs, [1] rollout_logprobs
+    std::array<double, 2 * max_shift + 1> shift_abs{};
+    std::array<std::uint64_t, 2 * max_shift + 1> shift_n{};
+    std::uint64_t negative = 0, positive = 0;  ///< tokens with δ < 0, δ > 0
+    static constexpr double tail_delta = 0.05;  ///< the numeric check's tail (checks/numeric.hpp)
+    std::uint64_t above_tail = 0;              ///< breakdown tokens with |δ| > tail_delta
+    std::uint64_t usable = 0, above_big = 0;   ///< usable tokens, and those with |δ| > big_delta
+    std::array<slope_sums, breakdowns::position_buckets> slope{};
+    // desync: sequences with a change point, and where it sits
+    std::uint64_t desync_scanned = 0, desync_sequences = 0, desync_tokens_after = 0;
+    std::array<std::uint64_t, 10> desync_at{};  ///< change point / length, in tenths
+
+    void merge(const scan_state& o) {
+        bd.merge(o.bd);
+        sequences += o.sequences;
+        nan_or_positive += o.nan_or_positive;
+        fill[0].merge(o.fill[0]);
+        fill[1].merge(o.fill[1]);
+        for (std::size_t k = 0; k < shift_abs.size(); ++k) {
+            shift_abs[k] += o.shift_abs[k];
+            shift_n[k] += o.shift_n[k];
+        }
+        negative += o.negative;
+        positive += o.positive;
+        above_tail += o.above_tail;
+        usable += o.usable;
+        above_big += o.above_big;
+        for (std::size_t k = 0; k < slope.size(); ++k) slope[k].merge(o.slope[k]);
+        desync_scanned += o.desync_scanned;
+        desync_sequences += o.desync_sequences;
+        desync_tokens_after += o.desync_tokens_after;
+        for (std::size_t k = 0; k < desync_at.size(); ++k) desync_at[k] += o.desync_at[k];
+    }
+};
+
+namespace detail {
+
+/// e^d − 1 − d (d clamped to ±20 as the panel does).
+inline double k3_term(double d) noexcept {
+    if (std::fabs(d) <= 0.0625) {
+        // d^2 (1/2! + d/3! + ... + d^5/7!), Estrin's scheme (short dependency
+        // chain); remainder < 2 d^6 / 8! relative: < 3e-12 at |d| = 1/16
+        const double d2 = d * d;
+        const double p = (0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040)));
+        return d2 * p;
+    }
+    const double c = std::min(std::max(d, -20.0), 20.0);
+    return std::expm1(c) - c;
+}
+
+/// Minimum counts of the desync change point (see checks/desync.hpp).
+constexpr std::size_t desync_min_side = 4;
+
+/// The change point of one sequence's |δ| series: the split c maximising
+/// (fraction of |δ| > big after c) − (fraction before), with at least 4
+/// tokens on each side. Returns true and c when the after side is mostly
+/// large and the before side mostly small.
+inline bool change_point(const std::vector<float>& a, std::size_t& at) {
+    const std::size_t n = a.size();
+    if (n < 2 * desync_min_side) return false;
+    std::size_t total = 0;
+    for (float x : a) total += x > scan_state::big_delta;
+    std::size_t before = 0, best_c = 0;
+    double best = -1;
+    for (std::size_t c = 1; c < n; ++c) {
+        before += a[c - 1] > scan_state::big_delta;
+        if (c < desync_min_side || n - c < desync_min_side) continue;
+        const double fb = static_cast<double>(before) / static_cast<double>(c);
+        const double fa = static_cast<double>(total - before) / static_cast<double>(n - c);
+        if (fa - fb > best) {
+            best = fa - fb;
+            best_c = c;
+        }
+    }
+    const std::size_t after_big = total - [&] {
+        std::size_t b = 0;
+        for (std::size_t i = 0; i < best_c; ++i) b += a[i] > scan_state::big_delta;
+        return b;
+    }();
+    const double fa = static_cast<double>(after_big) / static_cast<double>(n - best_c);
+    const double fb = static_cast<double>(total - after_big) / static_cast<double>(best_c);
+    // Thresholds measured (checks/desync.hpp): after >= 30% large, before <= 10%.
+    if (fa >= 0.3 && fb <= 0.1 && after_big >= 3) {
+        at = best_c;
+        return true;
+    }
+    return false;
+}
+
+/// Per-range scratch: one sequence converted to double (0.0 where a token is
+/// not usable, so that loops can multiply by the 0/1 `ok` instead of
+/// branching), its |δ| series, and the probability accumulators of the
+/// range (one extra slot takes the unusable tokens, branch-free).
+struct scan_scratch {
+    std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
+    std::vector<float> a;
+    std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
+    std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, 2> prob{};  ///< even, odd slots
+    std::vector<std::uint64_t> joint = std::vector<std::uint64_t>(prob_axis::bins * prob_axis::bins + 1, 0);
+};
+
+/// Marks a filled value x of `side` (other = the other side's log-prob);
+/// true when x is one (exact 0.0 the other side finds unlikely, or <= -50).
+inline bool note_fill(fill_stats& f, double x, double other, std::uint64_t k, std::uint64_t first,
+                      std::uint64_t last) {
+    constexpr double log_half = -0.69314718055994531;
+    if (x == 0.0) ++f.zeros;
+    const bool zero = x == 0.0 && other < log_half;
+    const bool low = x <= -50.0;
+    if (!zero && !low) return false;
+    if (zero) ++f.unlikely_zeros;
+    else f.add_low(x);
+    ++f.flagged;
+    f.at_last += k == last;
+    f.in_last4 += last - k < 4;
+    f.at_first += k == first;
+    return true;
+}
+
+/// A token that is not plainly usable: NaN, positive, an exact 0.0, or <= -50.
+inline bool unusual(double t, double r) noexcept {
+    return !(t < 0.0 && r < 0.0 && t > -50.0 && r > -50.0) || t > 1e-6 || r > 1e-6;
+}
+
+/// Classifies the rare tokens of a sequence (filled values, NaN, positive
+/// log-probs) once its masked-in bounds are known.
+template <class T, class M>
+void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first, std::uint64_t last,
+               scan_state& st, scan_scratch& w) {
+    bool touched[2] = {false, false};
+    for (std::uint64_t k : w.rare) {
+        const double t = logratio::to_double(v.train()[b + k]);
+        const double r = logratio::to_double(v.rollout()[b + k]);
+        if (std::isnan(t) || std::isnan(r) || t > 1e-6 || r > 1e-6) {
+            ++st.nan_or_positive;
+            continue;
+        }
+        const bool ft = note_fill(st.fill[0], t, r, k, first, last);
+        const bool fr = note_fill(st.fill[1], r, t, k, first, last);
+        touched[0] |= ft;
+        touched[1] |= fr;
+        if (ft || fr) continue;
+        w.t[k] = t;  // an exact 0.0 both sides agree on: usable
+        w.r[k] = r;
+        w.ok[k] = 1.0;
+        ++st.usable;
+    }
+    st.fill[0].sequences += touched[0];
+    st.fill[1].sequences += touched[1];
+}
+
+/// Converts sequence [b, e) into w; returns false when no token is masked in.
+/// first: the first masked-in slot.
+template <class T, class M>
+bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
+                   std::uint64_t& first) {
+    const std::uint64_t n = e - b;
+    w.t.resize(n);
+    w.r.resize(n);
+    w.ok.resize(n);
+    w.rare.clear();
+    const T* tp = v.train() + b;
+    const T* rp = v.rollout() + b;
+    std::uint64_t lo = n, last = 0, usable = 0;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        const bool on = v.counts(b + k);
+        const double t = logratio::to_double(tp[k]), r = logratio::to_double(rp[k]);
+        const bool odd = unusual(t, r);
+        const bool use = on && !odd;
+        w.t[k] = use ? t : 0.0;
+        w.r[k] = use ? r : 0.0;
+        w.ok[k] = use ? 1.0 : 0.0;
+        usable += use;
+        lo = on && lo == n ? k : lo;
+        last = on ? k : last;
+        if (on && odd) w.rare.push_back(k);
+    }
+    if (lo == n) return false;
+    ++st.sequences;
+    st.usable += usable;
+    first = lo;
+    if (!w.rare.empty()) note_rare(v, b, lo, last, st, w);
+    return true;
+}
+
+/// Alignment sums of one loaded sequence (branch-free over the 0/1 ok): one
+/// loop with an accumulator per shift (independent add chains), the two
+/// slots at each end by the bounds-checked loop. Returns the number of
+/// usable tokens with |δ| > big_delta (the desync scan's trigger).
+inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
+    constexpr int K = scan_state::max_shift;
+    const std::size_t n = w.ok.size();
+    const double* t = w.t.data();
+    const double* r = w.r.data();
+    const double* ok = w.ok.data();
+    double sum[2 * K + 1] = {}, cnt[2 * K + 1] = {};
+    std::size_t big = 0;
+    auto edge = [&](std::size_t k) {
+        for (int s = -K; s <= K; ++s) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) + s;
+            if (j < 0 || j >= static_cast<std::ptrdiff_t>(n)) continue;
+            const double both = ok[k] * ok[static_cast<std::size_t>(j)];
+            sum[s + K] += both * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
+            cnt[s + K] += both;
+        }
+        big += std::fabs(t[k] - r[k]) > scan_state::big_delta;  // 0 - 0 on unusable slots
+    };
+    const std::size_t K2 = static_cast<std::size_t>(K);
+    for (std::size_t k = 0; k < std::min(n, K2); ++k) edge(k);
+    for (std::size_t k = K2; k + K2 < n; ++k) {
+        const double tk = t[k], ok_k = ok[k];
+        for (int s = -K; s <= K; ++s) {  // unrolled by the compiler: 2K+1 independent chains
+            const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
+            const double both = ok_k * ok[j];
+            sum[s + K] += both * std::fabs(tk - r[j]);
+            cnt[s + K] += both;
+        }
+        big += std::fabs(tk - r[k]) > scan_state::big_delta;
+    }
+    for (std::size_t k = std::max(K2, n > K2 ? n - K2 : 0); k < n; ++k) edge(k);
+    for (int s = 0; s <= 2 * K; ++s) {
+        st.shift_abs[static_cast<std::size_t>(s)] += sum[s];
+        st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(cnt[s]);
+    }
+    return big;
+}
+
+/// The slot where a desync change point cuts the sequence (n when none);
+/// big: its usable tokens with |δ| > big_delta.
+inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) {
+    const std::size_t n = w.ok.size();
+    st.above_big += big;
+    if (big == 0) return n;  // no large |δ|: no change point to look for
+    ++st.desync_scanned;
+    w.a.clear();
+    std::vector<std::size_t> slot;
+    for (std::size_t k = 0; k < n; ++k)
+        if (w.ok[k] != 0.0) {
+            w.a.push_back(static_cast<float>(std::fabs(w.t[k] - w.r[k])));
+            slot.push_back(k);
+        }
+    std::size_t at = 0;
+    if (!change_point(w.a, at)) return n;
+    ++st.desync_sequences;
+    st.desync_tokens_after += w.a.size() - at;
+    ++st.desync_at[std::min<std::size_t>(9, at * 10 / w.a.size())];
+    return slot[at];
+}
+
+/// The breakdown sums of slots [k0, k1) of one loaded sequence, all in
+/// position bucket pb: the bucket's sums stay in registers.
+inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+                        std::size_t k1) {
+    double sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    std::uint64_t cnt = 0, neg = 0, pos = 0, tail = 0;  // integer counters: no int-to-double conversions
+    constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
+    const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
+    for (std::size_t k = k0; k < k1; ++k) {
+        const double t = w.t[k], r = w.r[k], on = w.ok[k], d = t - r, ad = std::fabs(d);
+        const double k3 = k3_term(d);
+        const bool use = on != 0.0;
+        cnt += use;
+        sd += d;
+        sa += ad;
+        mx = std::max(mx, ad);
+        s3 += k3;
+        sx += t;
+        sy += r;
+        sxx += t * t;
+        sxy += t * r;
+        neg += d < 0;
+        pos += d > 0;
+        tail += ad > scan_state::tail_delta;
+        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
+        // two copies of the probability sums, even and odd slots: consecutive
+        // tokens in the same bucket do not wait on each other's stores
+        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(d, k3);
+        ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
+    }
+    delta_stats& p = st.bd.by_position[pb];
+    p.count += cnt;
+    p.sum_delta += sd;
+    p.sum_abs += sa;
+    p.max_abs = std::max(p.max_abs, mx);
+    p.sum_k3 += s3;
+    slope_sums& sl = st.slope[pb];
+    sl.n += cnt;
+    sl.sx += sx;
+    sl.sy += sy;
+    sl.sxx += sxx;
+    sl.sxy += sxy;
+    st.negative += neg;
+    st.positive += pos;
+    st.above_tail += tail;
+}
+
+/// The sums of one loaded sequence. Tokens after a desync change point are
+/// kept out of the breakdowns, like filled values: the desync finding
+/// explains them. Positions count from the first masked-in slot.
+inline void scan_loaded(scan_scratch& w, const prob_lut& lut, scan_state& st, std::size_t first) {
+    const std::size_t cut = desync_cut(w, st, scan_pairs(w, st));
+    for (int pb = 0; first + breakdowns::position_lo(pb) < cut; ++pb) {
+        const std::size_t k0 = first + breakdowns::position_lo(pb);
+        const std::size_t k1 = std::min<std::size_t>(cut, first + breakdowns::position_hi(pb) + 1);
+        scan_bucket(w, lut, st, pb, k0, k1);
+    }
+}
+
+/// The doctor's pass over sequences [s0, s1).
+template <class T, class M>
+scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1) {
+    const prob_lut& lut = the_prob_lut();
+    scan_state st;
+    scan_scratch w;
+    for (std::uint64_t s = s0; s < s1; ++s) {
+        std::uint64_t first = 0;
+        if (!load_sequence(v, v.sequence_begin(s), v.sequence_end(s), st, w, first)) continue;
+        scan_loaded(w, lut, st, static_cast<std::size_t>(first));
+    }
+    for (int b = 0; b < breakdowns::prob_buckets; ++b) {
+        st.bd.by_rollout_prob[b] = w.prob[0][static_cast<std::size_t>(b)];
+        st.bd.by_rollout_prob[b].merge(w.prob[1][static_cast<std::size_t>(b)]);
+    }
+    std::copy(w.joint.begin(), w.joint.end() - 1, st.bd.joint.begin());
+    return st;
+}
+
+}  // namespace detail
+
+/// The doctor's sums over the whole view: one pass, `threads` parts merged in order.
+template <class T, class M>
+scan_state scan(const paired_view<T, M>& v, unsigned threads = 1) {
+    if (threads <= 1 || v.num_sequences() < 2) return detail::scan_range(v, 0, v.num_sequences());
+    const std::vector<std::uint64_t> cut = logratio::detail::split_sequences(v, threads);
+    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
+    std::vector<scan_state> part(parts);
+    logratio::detail::run_parts(parts, [&](unsigned k) { part[k] = detail::scan_range(v, cut[k], cut[k + 1]); });
+    scan_state total = part[0];
+    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
+    return total;
+}
+
+}  // namespace doctor
+LOGRATIO_NAMESPACE_END
