@@ -22,7 +22,7 @@ from . import _logratio as _C
 from ._logratio import Error, KLLSketch
 
 __version__ = _C.__version__
-__all__ = ["panel", "correct", "quantiles", "split_mismatch", "logits", "panel_state", "merge_panel_states",
+__all__ = ["panel", "correct", "diagnose", "quantiles", "split_mismatch", "logits", "panel_state", "merge_panel_states",
            "simd_level", "available_simd_levels", "set_simd_level", "KLLSketch", "Error", "__version__"]
 
 
@@ -119,7 +119,7 @@ def set_simd_level(name: str) -> None:
 # ---- panel
 
 def panel(train, rollout, mask=None, cu_seqlens=None, *, quantiles: bool = True, threads: int = 1,
-          nonfinite: str = "raise") -> Dict[str, Any]:
+          nonfinite: str = "raise", flavour: str = "verl") -> Dict[str, Any]:
     """The ratio panel: every per-update mismatch statistic of SPEC.md, as a dict.
 
     Args:
@@ -139,6 +139,12 @@ def panel(train, rollout, mask=None, cu_seqlens=None, *, quantiles: bool = True,
         nonfinite: 'raise' (NaN/Inf or positive log-prob is an Error naming
             tensor, row and column) or 'omit' (such tokens are left out and
             counted in 'nonfinite_tokens').
+        flavour: 'verl' (SPEC's keys only), 'slime' or 'trl': also that
+            framework's own mismatch metrics under its names and
+            aggregation (slime: train_rollout_logprob_abs_diff and the MIS
+            helper's mis_* under sum_of_sample_mean; TRL:
+            sampling/sampling_logp_difference/*), as a dict under the key
+            'slime' or 'trl' (as `logratio panel --flavour`).
 
     Returns:
         dict of SPEC's keys (tokens, sequences, delta_mean, delta_abs_mean,
@@ -149,7 +155,8 @@ def panel(train, rollout, mask=None, cu_seqlens=None, *, quantiles: bool = True,
         the largest |delta| is (row = sequence, column = position in it).
     """
     return _C.panel(train, rollout, mask, cu_seqlens, bool(quantiles), _int_arg("threads", threads),
-                    _choice("nonfinite", nonfinite, ("raise", "omit")))
+                    _choice("nonfinite", nonfinite, ("raise", "omit")),
+                    _choice("flavour", flavour, ("verl", "slime", "trl")))
 
 
 def panel_state(train, rollout, mask=None, cu_seqlens=None, *, nonfinite: str = "raise") -> bytes:
@@ -177,7 +184,8 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
             rollout_is_batch_normalize: bool = False, rollout_rs: Optional[str] = None,
             rollout_rs_threshold: Union[float, str, None] = None, rollout_rs_threshold_lower: Optional[float] = None,
             rollout_token_veto_threshold: Optional[float] = None, threads: int = 1,
-            prefix: str = "") -> Tuple[Any, Any, Dict[str, float]]:
+            prefix: str = "", flavour: Optional[str] = None, mode: Optional[str] = None,
+            mode_options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Any, Dict[str, float]]:
     """verl's rollout correction: truncated IS weights, rejection (response) mask and verl's metrics.
 
     Args:
@@ -199,6 +207,21 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
             token with ratio below it (older verl's veto).
         threads: worker threads (>= 1).
         prefix: put before every metric name, e.g. 'rollout_corr/' (verl's).
+        flavour: None or 'verl' (the rollout_* arguments above), 'slime' or
+            'trl': that framework's weights, masks and metrics (names and
+            aggregation as it logs them). 'slime' without a mode gives its
+            mismatch metrics only (weights None).
+        mode: a slime or TRL mode by name (implies its flavour):
+            'slime:tis', 'slime:icepop',
+            'slime:mis-{truncate,clip,mask}-{token,sequence,geometric}',
+            'trl:token_truncate', 'trl:token_mask', 'trl:sequence_truncate',
+            'trl:sequence_mask' -- the same names as `logratio correct --mode`.
+        mode_options: the mode's settings under the framework's own argument
+            names: slime tis_clip, tis_clip_low (0 allowed), tis_upper_bound,
+            tis_lower_bound, use_rs, rs_level, rs_lower_bound, rs_upper_bound,
+            rs_veto_threshold, tis_batch_normalize, calculate_per_token_loss;
+            TRL clip_min, clip_max. Loss denominators: verl divides by the
+            returned (modified) mask, slime and TRL by the original one.
 
     Returns:
         (weights, response_mask, metrics): weights float32 of the input's
@@ -214,12 +237,41 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
         _opt_float("rollout_is_threshold_lower", rollout_is_threshold_lower), bool(rollout_is_batch_normalize),
         rollout_rs, rollout_rs_threshold, _opt_float("rollout_rs_threshold_lower", rollout_rs_threshold_lower),
         _opt_float("rollout_token_veto_threshold", rollout_token_veto_threshold), _int_arg("threads", threads),
-        _str_arg("prefix", prefix))
+        _str_arg("prefix", prefix), "" if flavour is None else _choice("flavour", flavour, ("verl", "slime", "trl")),
+        "" if mode is None else _str_arg("mode", mode), mode_options)
     keep = _mask_like(keep, mask, train)
     if w is not None and _is_torch(train):
         import torch
         w = torch.from_numpy(w)
     return w, keep, metrics
+
+
+# ---- doctor
+
+def diagnose(train, rollout, mask=None, cu_seqlens=None, *, old=None, threads: int = 1) -> Dict[str, Any]:
+    """logratio doctor: what is wrong with these log-probs, with evidence.
+
+    Args:
+        train, rollout, mask, cu_seqlens: as in panel().
+        old: optional trainer log-probs under the rollout's weights (verl's
+            old_log_prob when `train` is the current policy's), same shape
+            and dtype as `train`: enables the policy_lag check.
+        threads: worker threads (>= 1).
+
+    Returns:
+        dict {"findings": [{"check", "severity" ('ok'|'warn'|'fail'),
+        "summary", "evidence": {...}}], "breakdowns": {"by_position",
+        "by_rollout_prob", "joint"}, "worst": 'ok'|'warn'|'fail'} -- the
+        JSON `logratio doctor --json` prints, plus the worst severity.
+        Checks: alignment, filled_values, temperature, processed_logprobs,
+        desync, position, low_probability, policy_lag, numeric (README,
+        "Doctor", gives each rule and its measured thresholds).
+    """
+    import json
+    text, worst = _C.diagnose(train, rollout, mask, cu_seqlens, old, _int_arg("threads", threads))
+    out = json.loads(text)
+    out["worst"] = ("ok", "warn", "fail")[worst]
+    return out
 
 
 def _str_arg(name: str, value: Any) -> str:

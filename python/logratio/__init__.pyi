@@ -19,7 +19,7 @@ def available_simd_levels() -> List[str]:
 def set_simd_level(name: str) -> None:
     """Run later calls at level `name` (tests, benchmarks)."""
 def panel(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seqlens: Optional[Tensor] = ..., *,
-          quantiles: bool = ..., threads: int = ..., nonfinite: str = ...) -> Dict[str, Any]:
+          quantiles: bool = ..., threads: int = ..., nonfinite: str = ..., flavour: str = ...) -> Dict[str, Any]:
     """The ratio panel (SPEC.md keys) plus delta_abs_max_row / delta_abs_max_column."""
 def panel_state(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seqlens: Optional[Tensor] = ..., *,
                 nonfinite: str = ...) -> bytes:
@@ -31,8 +31,12 @@ def correct(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seq
             rollout_is_threshold_lower: Optional[float] = ..., rollout_is_batch_normalize: bool = ...,
             rollout_rs: Optional[str] = ..., rollout_rs_threshold: Union[float, str, None] = ...,
             rollout_rs_threshold_lower: Optional[float] = ..., rollout_token_veto_threshold: Optional[float] = ...,
-            threads: int = ..., prefix: str = ...) -> Tuple[Optional[Tensor], Tensor, Dict[str, float]]:
-    """verl's rollout correction: (float32 weights or None, response mask in the input mask's dtype, metrics)."""
+            threads: int = ..., prefix: str = ..., flavour: Optional[str] = ..., mode: Optional[str] = ...,
+            mode_options: Optional[Dict[str, Any]] = ...) -> Tuple[Optional[Tensor], Tensor, Dict[str, float]]:
+    """verl's rollout correction (or slime's / TRL's with flavour / mode): (float32 weights or None, response mask in the input mask's dtype, metrics)."""
+def diagnose(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seqlens: Optional[Tensor] = ..., *,
+             old: Optional[Tensor] = ..., threads: int = ...) -> Dict[str, Any]:
+    """logratio doctor: {"findings": [...], "breakdowns": {...}, "worst": 'ok'|'warn'|'fail'}."""
 def quantiles(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seqlens: Optional[Tensor] = ..., *,
               q: Sequence[float] = ..., of: str = ..., method: str = ..., nonfinite: str = ...) -> np.ndarray:
     """Exact quantiles (numpy.quantile's) of delta, abs_delta or ratio."""

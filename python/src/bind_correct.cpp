@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "bindings.hpp"
+#include "flavour_args.hpp"
 #include "paired_input.hpp"
 
 namespace logratio_py {
@@ -82,6 +83,51 @@ correct_args options(py::object rollout_is, py::object rollout_is_threshold, std
     return a;
 }
 
+/// flavour / mode / mode_options (slime's and TRL's own argument names, as
+/// `logratio correct --mode` takes them) onto the options, through the
+/// CLI's one mapping (flavour_args.hpp).
+void apply_flavour(correct_args& a, const std::string& flavour, const std::string& mode, py::object mode_options) {
+    logratio_cli::flavour_args f;
+    f.flavour = flavour;
+    f.mode = mode;
+    if (!mode_options.is_none()) {
+        if (!py::isinstance<py::dict>(mode_options))
+            throw py::type_error("mode_options: expected a dict such as {'tis_clip': 2.0}, got " +
+                                 std::string(py::str(py::type::handle_of(mode_options).attr("__name__"))));
+        for (auto item : py::reinterpret_borrow<py::dict>(mode_options)) {
+            const std::string k = py::str(item.first);
+            const py::handle v = item.second;
+            auto num = [&] { return v.is_none() ? std::optional<double>() : std::optional<double>(v.cast<double>()); };
+            if (k == "tis_clip") f.tis_clip = num();
+            else if (k == "tis_clip_low") f.tis_clip_low = num();
+            else if (k == "tis_upper_bound") f.tis_upper_bound = num();
+            else if (k == "tis_lower_bound") f.tis_lower_bound = num();
+            else if (k == "rs_lower_bound") f.rs_lower_bound = num();
+            else if (k == "rs_upper_bound") f.rs_upper_bound = num();
+            else if (k == "rs_veto_threshold") f.rs_veto_threshold = num();
+            else if (k == "rs_level") f.rs_level = v.cast<std::string>();
+            else if (k == "use_rs") f.use_rs = v.cast<bool>();
+            else if (k == "tis_batch_normalize") f.tis_batch_normalize = v.cast<bool>();
+            else if (k == "calculate_per_token_loss") f.calculate_per_token_loss = v.cast<bool>();
+            else if (k == "clip_min") f.clip_min = num();
+            else if (k == "clip_max") f.clip_max = num();
+            else
+                throw py::value_error("mode_options: unknown setting '" + k +
+                                      "' (slime: tis_clip, tis_clip_low, tis_upper_bound, tis_lower_bound, use_rs, "
+                                      "rs_level, rs_lower_bound, rs_upper_bound, rs_veto_threshold, "
+                                      "tis_batch_normalize, calculate_per_token_loss; TRL: clip_min, clip_max)");
+        }
+    }
+    named_option("flavour / mode / mode_options", [&] {
+        f.apply(a.o);
+        a.o.validate();
+    });
+    // slime without a mode computes its mismatch metrics only: no weights
+    if (a.o.mode && !(a.o.mode->fw == logratio::framework::slime &&
+                      a.o.mode->slime == logratio::slime_kind::metrics_only))
+        a.want_weights = true;
+}
+
 logratio::correction_result run(const paired_input& in, const logratio::correction_options& o, float* w,
                                 std::uint8_t* k, unsigned threads) {
     return visit(in, [&](const auto& v) { return logratio::dispatch::correct(v, o, w, k, threads); });
@@ -91,11 +137,13 @@ py::tuple correct(py::object train, py::object rollout, py::object mask, py::obj
                   py::object rollout_is_threshold, std::optional<double> rollout_is_threshold_lower,
                   bool rollout_is_batch_normalize, py::object rollout_rs, py::object rollout_rs_threshold,
                   std::optional<double> rollout_rs_threshold_lower, std::optional<double> rollout_token_veto_threshold,
-                  long threads, const std::string& prefix) {
+                  long threads, const std::string& prefix, const std::string& flavour, const std::string& mode,
+                  py::object mode_options) {
     const unsigned nt = check_threads(threads);
-    const correct_args a = options(rollout_is, rollout_is_threshold, rollout_is_threshold_lower,
-                                   rollout_is_batch_normalize, rollout_rs, rollout_rs_threshold,
-                                   rollout_rs_threshold_lower, rollout_token_veto_threshold);
+    correct_args a = options(rollout_is, rollout_is_threshold, rollout_is_threshold_lower, rollout_is_batch_normalize,
+                             rollout_rs, rollout_rs_threshold, rollout_rs_threshold_lower,
+                             rollout_token_veto_threshold);
+    if (!flavour.empty() || !mode.empty() || !mode_options.is_none()) apply_flavour(a, flavour, mode, mode_options);
     const paired_input in = read_paired(train, rollout, mask, cu_seqlens);
     auto keep = new_array<std::uint8_t>(in.out_shape());
     py::object weights = py::none();
@@ -131,7 +179,8 @@ void bind_correct(py::module_& m) {
           py::arg("rollout_is_threshold") = 2.0, py::arg("rollout_is_threshold_lower") = py::none(),
           py::arg("rollout_is_batch_normalize") = false, py::arg("rollout_rs") = py::none(),
           py::arg("rollout_rs_threshold") = py::none(), py::arg("rollout_rs_threshold_lower") = py::none(),
-          py::arg("rollout_token_veto_threshold") = py::none(), py::arg("threads") = 1, py::arg("prefix") = "");
+          py::arg("rollout_token_veto_threshold") = py::none(), py::arg("threads") = 1, py::arg("prefix") = "",
+          py::arg("flavour") = "", py::arg("mode") = "", py::arg("mode_options") = py::none());
     m.def("_time_correct",
           [](py::object train, py::object rollout, py::object mask, py::object rollout_is, py::object is_threshold,
              py::object rollout_rs, py::object rs_threshold, int repeat) {

@@ -1,4 +1,6 @@
 // panel, panel_state, merge_panel_states.
+#include <logratio/flavour.hpp>
+
 #include "bindings.hpp"
 #include "paired_input.hpp"
 
@@ -40,16 +42,32 @@ logratio::panel_options options(const std::string& nonfinite) {
 }
 
 py::dict panel(py::object train, py::object rollout, py::object mask, py::object cu_seqlens, bool quantiles,
-               long threads, const std::string& nonfinite) {
+               long threads, const std::string& nonfinite, const std::string& flavour) {
     const unsigned nt = check_threads(threads);
     const auto o = options(nonfinite);
+    logratio::framework fw = logratio::framework::verl;
+    try {
+        fw = logratio::parse_framework(flavour);
+    } catch (const logratio::error& e) {
+        throw py::value_error(std::string("flavour: ") + e.what());
+    }
     const paired_input in = read_paired(train, rollout, mask, cu_seqlens);
     logratio::panel p;
+    logratio::metric_entries framework_metrics;
     {
         py::gil_scoped_release nogil;
         p = run_panel(in, quantiles, nt, o);
+        // slime's / TRL's own mismatch metrics (flavour.hpp), as `logratio panel --flavour`
+        if (fw != logratio::framework::verl)
+            framework_metrics = visit(in, [&](const auto& v) { return logratio::framework_mismatch_entries(v, fw); });
     }
-    return panel_dict(p);
+    py::dict d = panel_dict(p);
+    if (fw != logratio::framework::verl) {
+        py::dict f;
+        for (const auto& e : framework_metrics) f[e.first.c_str()] = e.second;
+        d[flavour.c_str()] = f;
+    }
+    return d;
 }
 
 py::bytes panel_state(py::object train, py::object rollout, py::object mask, py::object cu_seqlens,
@@ -91,7 +109,7 @@ py::dict merge_panel_states(py::iterable states) {
 void bind_panel(py::module_& m) {
     m.def("panel", &panel, py::arg("train"), py::arg("rollout"), py::arg("mask") = py::none(),
           py::arg("cu_seqlens") = py::none(), py::arg("quantiles") = true, py::arg("threads") = 1,
-          py::arg("nonfinite") = "raise");
+          py::arg("nonfinite") = "raise", py::arg("flavour") = "verl");
     m.def("panel_state", &panel_state, py::arg("train"), py::arg("rollout"), py::arg("mask") = py::none(),
           py::arg("cu_seqlens") = py::none(), py::arg("nonfinite") = "raise");
     m.def("merge_panel_states", &merge_panel_states, py::arg("states"));

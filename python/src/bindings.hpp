@@ -22,6 +22,7 @@ void bind_quantiles(py::module_& m);
 void bind_split(py::module_& m);
 void bind_logits(py::module_& m);
 void bind_kll(py::module_& m);
+void bind_doctor(py::module_& m);
 
 /// "raise" / "omit" -> the policy (ValueError naming `nonfinite` otherwise).
 logratio::nonfinite_policy parse_nonfinite(const std::string& s);

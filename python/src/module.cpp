@@ -19,4 +19,5 @@ PYBIND11_MODULE(_logratio, m) {
     logratio_py::bind_split(m);
     logratio_py::bind_logits(m);
     logratio_py::bind_kll(m);
+    logratio_py::bind_doctor(m);
 }
