@@ -128,14 +128,17 @@ TEST_CASE("bad values: NaN, Inf and positive log-probs name the tensor, row and 
     CHECK_THROWS_WITH_AS(run(), doctest::Contains("train_logprobs: positive log-prob 0.5"), logratio::value_error);
     t[5] = 5e-7f;  // within the tolerance
     CHECK_NOTHROW(run());
+    bool thrown = false;
     try {
         t[5] = 0.5f;
         run();
     } catch (const logratio::value_error& e) {
+        thrown = true;
         CHECK(e.tensor() == "train_logprobs");
         CHECK(e.sequence() == 0);
         CHECK(e.position() == 5);
     }
+    CHECK_MESSAGE(thrown, "a positive log-prob was accepted");
 }
 
 TEST_CASE("nonfinite policy omit: counted, left out, same panel as without them") {

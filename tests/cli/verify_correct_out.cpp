@@ -1,7 +1,13 @@
 // Checks a `logratio correct --out` file against verl's outputs in a
 // fixture's verl/<config>/ directory: response_mask byte for byte, and
-// rollout_is_weights (when verl wrote them) within one float32 rounding.
+// rollout_is_weights (when verl wrote them) bit for bit -- within one float32
+// ulp when the config batch-normalises (its args.json has --batch-normalize:
+// verl divides by a mean summed in another order).
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -33,12 +39,16 @@ int main(int argc, char** argv) {
             logratio_cli::mapped_file wf(wpath);
             const auto ww = logratio_cli::parse_npy(wf, "rollout_is_weights");
             if (ww.shape != w->shape) throw std::runtime_error("rollout_is_weights shape differs");
+            std::ifstream af(dir + "/args.json");
+            const std::string args((std::istreambuf_iterator<char>(af)), std::istreambuf_iterator<char>());
+            const std::int64_t max_ulps = args.find("\"--batch-normalize\"") != std::string::npos ? 1 : 0;
             for (std::uint64_t i = 0; i < w->numel(); ++i) {
-                float a, b;
+                std::int32_t a, b;
                 std::memcpy(&a, w->data + 4 * i, 4);
                 std::memcpy(&b, ww.data + 4 * i, 4);
-                if (std::fabs(double(a) - b) > 1.2e-7 * std::fabs(double(b)))
-                    throw std::runtime_error("rollout_is_weights differ at flat index " + std::to_string(i));
+                if (std::llabs(std::int64_t(a) - std::int64_t(b)) > max_ulps)
+                    throw std::runtime_error("rollout_is_weights differ at flat index " + std::to_string(i) + " by more than " +
+                                             std::to_string(max_ulps) + " float32 ulp");
             }
         } else if (w) {
             throw std::runtime_error("rollout_is_weights written without --is");
