@@ -1,0 +1,122 @@
+#pragma once
+// MLflow's file store (mlflow/mlflow mlflow/store/tracking/file_store.py):
+// mlruns/<experiment id>/<run id>/ holds meta.yaml (run_name), tags/<key>
+// (one file per tag; tags/mlflow.runName is the run's name) and
+// metrics/<key>, one line per logged value: "<timestamp ms> <value> <step>"
+// (older stores: no step, read as 0). A key with '/' is a path of nested
+// folders (metrics/train/loss is key "train/loss"). Values are Python
+// floats as text ("nan", "inf"). The input may be mlruns/, one experiment
+// or one run directory.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "fs_walk.hpp"
+#include "history.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+inline bool is_mlflow_run_dir(const fs::path& d) {
+    return is_dir(d / "metrics") && (is_file(d / "meta.yaml") || is_dir(d / "tags"));
+}
+
+/// Run directories at `root` or up to two levels below it (mlruns/<exp>/<run>).
+inline std::vector<fs::path> mlflow_run_dirs(const fs::path& root) {
+    std::vector<fs::path> out;
+    if (is_mlflow_run_dir(root)) return {root};
+    for (const auto& e : sorted_entries(root)) {
+        if (!is_dir(e)) continue;
+        if (is_mlflow_run_dir(e)) out.push_back(e);
+        else
+            for (const auto& r : sorted_entries(e))
+                if (is_dir(r) && is_mlflow_run_dir(r)) out.push_back(r);
+    }
+    return out;
+}
+
+inline std::string first_line_of(const fs::path& p) {
+    std::ifstream f(p);
+    std::string s;
+    std::getline(f, s);
+    while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+/// tags/mlflow.runName, else meta.yaml's run_name, else the run id.
+inline std::string mlflow_run_name(const fs::path& run) {
+    if (is_file(run / "tags" / "mlflow.runName")) {
+        const std::string n = first_line_of(run / "tags" / "mlflow.runName");
+        if (!n.empty()) return n;
+    }
+    std::ifstream meta(run / "meta.yaml");
+    for (std::string line; std::getline(meta, line);)
+        if (line.rfind("run_name: ", 0) == 0) {
+            std::string n = line.substr(10);
+            while (!n.empty() && (n.back() == '\r' || n.back() == ' ')) n.pop_back();
+            if (n.size() >= 2 && (n.front() == '\'' || n.front() == '"') && n.back() == n.front()) n = n.substr(1, n.size() - 2);
+            if (!n.empty()) return n;
+        }
+    return run.filename().string();
+}
+
+/// One metrics/<key> file into the run.
+inline void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_builder& b) {
+    using logratio::detail::concat;
+    std::ifstream f(file, std::ios::binary);
+    if (!f) throw logratio::error(file.string() + ": cannot open: " + std::strerror(errno));
+    std::string line;
+    for (std::size_t n = 1; std::getline(f, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::istringstream in(line);
+        std::string ts, val, st, extra;
+        in >> ts >> val;
+        const bool has_step = static_cast<bool>(in >> st);
+        const std::string place = concat(file.string(), ": line ", n);
+        if (val.empty() || (in >> extra))
+            throw logratio::format_error(place + ": want '<timestamp> <value> <step>', got '" + line + "'");
+        char* end = nullptr;
+        const double t = std::strtod(ts.c_str(), &end);
+        if (*end) throw logratio::format_error(place + ": timestamp '" + ts + "' is not a number");
+        const double v = std::strtod(val.c_str(), &end);
+        if (*end) throw logratio::format_error(place + ": value '" + val + "' is not a number");
+        double s = 0;
+        if (has_step) {
+            s = std::strtod(st.c_str(), &end);
+            if (*end) throw logratio::format_error(place + ": step '" + st + "' is not a number");
+        }
+        b.add(key, integer_step(s, place), v, t / 1000.0, file.string(), n);
+    }
+}
+
+inline history_set read_mlflow_files(const std::string& path) {
+    const auto dirs = mlflow_run_dirs(path);
+    if (dirs.empty())
+        throw logratio::format_error(path + ": no MLflow run directories (<experiment>/<run>/metrics/ with meta.yaml)");
+    history_set out;
+    out.reader = "MLflow file store";
+    out.input = path;
+    std::map<std::string, run_builder> runs;
+    for (const auto& d : dirs) {
+        const std::string name = mlflow_run_name(d);
+        if (runs.count(name))
+            throw logratio::format_error(d.string() + ": run name '" + name + "' is also the name of " +
+                                         runs[name].run().source + " (two runs never merge; rename one)");
+        auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step")).first->second;
+        std::vector<fs::path> files;
+        find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
+        for (const auto& f : files) read_mlflow_metric_file(f, relative_name(f, d / "metrics"), b);
+    }
+    out.runs = finish_runs(runs);
+    return out;
+}
+
+}  // namespace logratio_cli::trackers
