@@ -278,3 +278,19 @@ TEST_CASE("--group-pattern: first capture group; unmatched runs are listed") {
     CHECK(rs[1].series.group == "async");
     CHECK_THROWS_WITH(tr::apply_group_pattern(rs, "sync"), doctest::Contains("needs a capture group"));
 }
+
+TEST_CASE("TensorBoard logdir (binary reader): one run per directory, TensorBoard steps") {
+    const auto set = read_auto(data("tensorboard"));
+    CHECK(set.reader == "TensorBoard");
+    REQUIRE(set.runs.size() == 4);
+    CHECK(set.runs[0].metrics.count("train/grad_norm") == 1);
+    check_same_as_reference(convert(set), false);
+}
+
+TEST_CASE("W&B offline runs (binary reader): groups from the RunRecord, train/step as the step") {
+    const auto set = read_auto(data("wandb_offline"));
+    CHECK(set.reader == "W&B offline log");
+    REQUIRE(set.runs.size() == 4);
+    CHECK(set.runs[0].step_name == "_step");
+    check_same_as_reference(convert(set), true);
+}

@@ -208,14 +208,30 @@ def trl_states(rs, root):
 
 
 def binary_layouts(rs, root):
+    """TensorBoard logdir (one directory per run, as torch's SummaryWriter
+    writes: add_scalar(tag, value, global_step) -> simple_value; the grad
+    norm as a new-style float_val tensor) and W&B offline runs
+    (offline-run-*/run-<id>.wandb, the run's group in its RunRecord; the
+    crashed run has no exit record), through binary_writers.py."""
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(here, "binary_writers.py")):
         print("binary_writers.py not present: no TensorBoard / .wandb files", file=sys.stderr)
         return
     sys.path.insert(0, here)
-    import binary_writers as bw  # noqa: E402  (the other reader's writer)
-    if hasattr(bw, "write_tracker_runs"):
-        bw.write_tracker_runs(rs, root, metric=METRIC, grad=GRAD, step=STEP, t0=T0)
+    import binary_writers as bw  # noqa: E402  (the binary readers' writer)
+    shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
+    shutil.rmtree(f"{root}/wandb_offline", ignore_errors=True)
+    for i, (name, group, pts) in enumerate(rs):
+        ev = []
+        for s, v, g in pts:
+            ev.append((T0 + 10 * s, s, METRIC, v, "simple"))
+            ev.append((T0 + 10 * s, s, GRAD, g, "float_val"))
+        bw.write_tfevents(f"{root}/tensorboard/{name}/events.out.tfevents.{int(T0)}.host.{100 + i}.0", ev, T0)
+        run_id = f"r{i}x{group}"
+        crashed = len(pts) < 8
+        rows = wandb_events(name, pts)
+        bw.write_wandb(f"{root}/wandb_offline/offline-run-20261203_000000-{run_id}/run-{run_id}.wandb", name, rows,
+                       run_id=run_id, group=group, exit_code=None if crashed else 0)
 
 
 def bad_inputs(root):
