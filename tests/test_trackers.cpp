@@ -242,13 +242,13 @@ TEST_CASE("metric choice: the documented order; --metric wins") {
     s.runs[1].metrics["train/vllm_kl"] = {};
     s.runs[1].metrics["rollout_corr/log_ppl_abs_diff"] = {};
     std::vector<std::string> notes;
-    CHECK(tr::choose_metric({s}, "", notes) == "rollout_corr/log_ppl_abs_diff");
+    CHECK(tr::choose_metric({&s}, "", notes) == "rollout_corr/log_ppl_abs_diff");
     REQUIRE(notes.size() == 1);
     CHECK(notes[0].find("verl") != std::string::npos);
-    CHECK(tr::choose_metric({s}, "x", notes) == "x");
+    CHECK(tr::choose_metric({&s}, "x", notes) == "x");
     s.runs[0].metrics.clear();
     s.runs[1].metrics = {{"loss", {}}};
-    CHECK_THROWS_WITH(tr::choose_metric({s}, "", notes), doctest::Contains("name one with --metric"));
+    CHECK_THROWS_WITH(tr::choose_metric({&s}, "", notes), doctest::Contains("name one with --metric"));
 }
 
 TEST_CASE("step choice: the step metric logged with the metric's events (slime train/step vs rollout/step)") {

@@ -13,7 +13,10 @@ tests/trackers/binary_writers.py (the binary readers' writer) when present.
 Layouts follow the public sources cited in tools/logratio/trackers/*.hpp and
 /work/shared/references/tracker-formats.md. Usage:
   make_tracker_histories.py OUT_DIR            # test data (+ bad inputs)
-  make_tracker_histories.py --sample OUT_DIR   # the sample's histories
+  make_tracker_histories.py --sample PANELS.csv OUT_DIR
+      # the bundled sample's runs (examples/data/runs, as `logratio panel
+      # --each examples/data/runs --csv PANELS.csv` tabulates them) as a
+      # TensorBoard logdir and a W&B multi-run history (examples/data/trackers)
 """
 import csv
 import io
@@ -270,15 +273,46 @@ def fuzz_seeds(root, fuzz):
                 out.write(body)
 
 
+def sample_histories(panels, root):
+    """The sample's per-update delta_abs_mean and kl_k3 (SPEC keys) as verl
+    would log them: TensorBoard add_scalar(double_precision) per run
+    directory, and Runs.histories() of W&B with verl's training/global_step
+    (a validation-style event without it in between)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import binary_writers as bw  # noqa: E402
+    with open(panels, newline="") as f:
+        rows = list(csv.DictReader(f))
+    by_run = {}
+    for r in rows:
+        by_run.setdefault(r["run"], []).append(r)
+    shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
+    multi = []
+    cols = ["_runtime", "_step", "_timestamp", "delta_abs_mean", "kl_k3", "run_id", "training/global_step", "val/score"]
+    for i, (run, rs) in enumerate(sorted(by_run.items())):
+        rs.sort(key=lambda r: int(r["update"]))
+        ev = []
+        k = 0
+        for r in rs:
+            u = int(r["update"])
+            t = T0 + 60 * u
+            for key in ("delta_abs_mean", "kl_k3"):
+                ev.append((t, u, key, float(r[key]), "double_val"))
+            multi.append({"_runtime": 60.0 * u, "_step": k, "_timestamp": t, "delta_abs_mean": float(r["delta_abs_mean"]),
+                          "kl_k3": float(r["kl_k3"]), "run_id": run, "training/global_step": u})
+            multi.append({"_runtime": 60.0 * u + 30, "_step": k + 1, "_timestamp": t + 30, "run_id": run,
+                          "val/score": q(0.5 + 0.01 * u)})
+            k += 2
+        bw.write_tfevents(f"{root}/tensorboard/{run}/events.out.tfevents.{int(T0)}.sample.{100 + i}.0", ev, T0)
+    write(f"{root}/wandb_histories.csv", pandas_csv(multi, cols))
+
+
 def main(argv):
-    sample = argv[1:2] == ["--sample"]
+    if argv[1:2] == ["--sample"]:
+        sample_histories(argv[2], argv[3])
+        return
     root = argv[-1]
     rs = runs()
-    if sample:
-        long_table(rs, f"{root}/long.csv")
-        wandb_tables(rs, root)
-        binary_layouts(rs, root)
-        return
     for d in ("wandb_history", "wandb_jsonl", "wandb_json", "verl", "mlruns", "trl", "bad"):
         shutil.rmtree(f"{root}/{d}", ignore_errors=True)
     long_table(rs, f"{root}/long.csv")

@@ -116,9 +116,9 @@ struct loaded_runs {
 
 /// Tracker histories -> runs (trackers/to_runs.hpp does the step, metric and
 /// group choices); says on stderr which reader took each input.
-inline void runs_from_histories(const runs_args& a, const std::vector<trackers::history_set>& sets, loaded_runs& L,
+inline void runs_from_histories(const runs_args& a, const trackers::history_set& set, loaded_runs& L,
                                 std::vector<std::string>& notes) {
-    for (const auto& set : sets) {
+    {
         std::map<std::string, std::size_t> steps_used;
         std::size_t taken = 0;
         for (const auto& h : set.runs) {
@@ -164,12 +164,11 @@ inline void settle_groups(const runs_args& a, loaded_runs& L, std::vector<std::s
 inline loaded_runs load_runs(const runs_args& a) {
     loaded_runs L;
     std::vector<trackers::detected_input> ins;
-    std::vector<trackers::history_set> sets;
+    std::vector<const trackers::history_set*> sets;
     std::vector<std::string> notes;
-    for (const auto& in : a.inputs) {
-        ins.push_back(trackers::read_input(in, a.format));
-        if (ins.back().kind == trackers::detected_input::history) sets.push_back(ins.back().set);
-    }
+    for (const auto& in : a.inputs) ins.push_back(trackers::read_input(in, a.format));
+    for (const auto& d : ins)
+        if (d.kind == trackers::detected_input::history) sets.push_back(&d.set);
     L.metric = !a.metric.empty() ? a.metric : sets.empty() ? std::string("delta_abs_mean")
                                                             : trackers::choose_metric(sets, "", notes);
     if (L.metric.rfind("training/rollout_probs_diff", 0) == 0)
@@ -188,7 +187,8 @@ inline loaded_runs load_runs(const runs_args& a) {
                 throw logratio::error(a.inputs[i] + ": --step-column applies to logging-history exports; this is a long-format table");
             long_format_runs(d.table, L.metric, L.runs);
         } else {
-            runs_from_histories(a, {d.set}, L, notes);
+            runs_from_histories(a, d.set, L, notes);
+            ins[i].set = trackers::history_set();  // the points are in L.runs now: free the rest
         }
     }
     for (std::size_t i = 0; i < L.runs.size(); ++i)

@@ -112,7 +112,7 @@ inline history_set read_mlflow_sqlite(const std::string& path) {
         const double v = is_nan ? std::nan("") : sqlite3_column_double(s.get(), 2);
         const double t = sqlite3_column_double(s.get(), 3) / 1000.0;
         it->second.add(detail::text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t,
-                       path + ": metrics row " + std::to_string(row), 0);
+                       path, 0);
     }
     if (runs.empty()) throw logratio::format_error(path + ": the MLflow database has no metrics");
     history_set out;

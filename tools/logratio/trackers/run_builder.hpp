@@ -1,9 +1,10 @@
 #pragma once
-// Collects one run's points as a reader meets them and hands back a
-// run_history with every metric sorted by step. A (metric, step) met twice
-// with the same value (or NaN twice) is kept once; with different values it
-// is an error naming the file, both lines and the step: readers never pick
-// one of two conflicting numbers.
+// Collects one run's points as a reader meets them (appended, any order)
+// and hands back a run_history with every metric sorted by step. A
+// (metric, step) met twice with the same value (or NaN twice) is kept once;
+// with different values it is an error naming the file, both lines and the
+// step: readers never pick one of two conflicting numbers.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,14 @@ namespace logratio_cli::trackers {
 
 class run_builder {
 public:
+    /// The points of one metric as read (any order; duplicates resolved in finish()).
+    struct entry {
+        point p;
+        std::size_t line;
+        std::uint32_t file;  ///< index into files_ (0: the run's source)
+    };
+    using series = std::vector<entry>;
+
     run_builder() = default;
     run_builder(std::string name, std::string source, std::string step_name) {
         run_.name = std::move(name);
@@ -27,45 +36,71 @@ public:
     }
     run_history& run() { return run_; }
 
+    /// The points of `metric`; readers may keep the reference (one per
+    /// column) and call add(series&, ...) to skip the name lookup.
+    series& of(const std::string& metric) { return points_[metric]; }
+
     /// `line` is where the point was read (a line number, or 0 when the
-    /// format has none: the message then names the file only).
+    /// format has none: the message then names `file` only).
+    void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
+        s.push_back(entry{point{step, value, wall_time}, line, file_index(file)});
+    }
     void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
              std::size_t line) {
-        auto& m = points_[metric];
-        auto ins = m.emplace(step, entry{point{step, value, wall_time}, line});
-        if (ins.second) return;
-        const double old = ins.first->second.p.value;
-        if (old == value || (std::isnan(old) && std::isnan(value))) return;
-        using logratio::detail::concat;
-        throw logratio::format_error(concat(file, where(line), ": run '", run_.name, "', metric '", metric, "', step ",
-                                            step, ": ", value, " here but ", old, where_before(ins.first->second.line),
-                                            " (conflicting duplicate step)"));
+        add(of(metric), step, value, wall_time, file, line);
     }
     bool empty() const { return points_.empty(); }
 
-    /// The run with its metrics sorted by step (std::map keeps them so).
+    /// The run with every metric sorted by step; a step met twice keeps one
+    /// point if the values agree (NaN and NaN agree), else it is an error.
     run_history finish() {
         for (auto& [metric, pts] : points_) {
+            const auto by_step = [](const entry& a, const entry& b) { return a.p.step < b.p.step; };
+            if (!std::is_sorted(pts.begin(), pts.end(), by_step)) std::stable_sort(pts.begin(), pts.end(), by_step);
             auto& v = run_.metrics[metric];
             v.clear();
             v.reserve(pts.size());
-            for (auto& [s, e] : pts) v.push_back(e.p);
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                if (i > 0 && pts[i].p.step == pts[i - 1].p.step) {
+                    check_same(metric, pts[i - 1], pts[i]);
+                    continue;
+                }
+                v.push_back(pts[i].p);
+            }
+            series().swap(pts);
         }
         points_.clear();
         return std::move(run_);
     }
 
 private:
-    struct entry {
-        point p;
-        std::size_t line;
-    };
+    void check_same(const std::string& metric, const entry& first, const entry& again) const {
+        const double a = first.p.value, b = again.p.value;
+        if (a == b || (std::isnan(a) && std::isnan(b))) return;
+        using logratio::detail::concat;
+        const std::string& f = files_[again.file];
+        throw logratio::format_error(concat(f, where(again.line), ": run '", run_.name, "', metric '", metric, "', step ",
+                                            again.p.step, ": ", b, " here but ", a, where_before(first, f),
+                                            " (conflicting duplicate step)"));
+    }
     static std::string where(std::size_t line) { return line ? ": line " + std::to_string(line) : std::string(); }
-    static std::string where_before(std::size_t line) {
-        return line ? " on line " + std::to_string(line) : std::string(" before");
+    std::string where_before(const entry& e, const std::string& file) const {
+        const std::string& f = files_[e.file];
+        if (f != file) return " in " + f + where(e.line);
+        return e.line ? " on line " + std::to_string(e.line) : std::string(" before");
+    }
+    std::uint32_t file_index(const std::string& file) {
+        if (files_.empty()) files_.push_back(run_.source);
+        if (files_[last_] == file) return last_;
+        for (std::uint32_t i = 0; i < files_.size(); ++i)
+            if (files_[i] == file) return last_ = i;
+        files_.push_back(file);
+        return last_ = static_cast<std::uint32_t>(files_.size() - 1);
     }
     run_history run_;
-    std::map<std::string, std::map<std::int64_t, entry>> points_;
+    std::map<std::string, series> points_;
+    std::vector<std::string> files_;  ///< the files points came from (a run may span several)
+    std::uint32_t last_ = 0;
 };
 
 /// Every run of a reader, sorted by name (std::map keeps them so).

@@ -71,19 +71,19 @@ inline std::string metric_list(const run_history& r, std::size_t at_most = 30) {
 }
 
 /// --metric, or the first documented mismatch metric some run logged.
-inline std::string choose_metric(const std::vector<history_set>& sets, const std::string& given,
+inline std::string choose_metric(const std::vector<const history_set*>& sets, const std::string& given,
                                  std::vector<std::string>& notes) {
     if (!given.empty()) return given;
     for (const auto& m : mismatch_metrics())
-        for (const auto& s : sets)
-            for (const auto& r : s.runs)
+        for (const auto* s : sets)
+            for (const auto& r : s->runs)
                 if (r.metrics.count(m.name)) {
                     notes.push_back(std::string("metric: ") + m.name + " (" + m.from + "; --metric picks another)");
                     return m.name;
                 }
     std::string known;
     for (const auto& m : mismatch_metrics()) known += (known.empty() ? "" : ", ") + std::string(m.name);
-    const run_history* first = sets.empty() || sets[0].runs.empty() ? nullptr : &sets[0].runs[0];
+    const run_history* first = sets.empty() || sets[0]->runs.empty() ? nullptr : &sets[0]->runs[0];
     throw logratio::error("no known mismatch metric in the runs (looked for " + known +
                           "); name one with --metric" + (first ? " (run '" + first->name + "' has: " + metric_list(*first) + ")" : ""));
 }

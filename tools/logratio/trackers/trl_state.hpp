@@ -66,7 +66,7 @@ inline void read_log_history(const fs::path& file, run_builder& b) {
         const std::int64_t step = integer_step(*s, place);
         for (auto it = h[i].begin(); it != h[i].end(); ++it) {
             if (it.key() == "step" || it.value().is_null()) continue;
-            if (const auto v = number_of(it.value())) b.add(it.key(), step, *v, std::nan(""), place, 0);
+            if (const auto v = number_of(it.value())) b.add(it.key(), step, *v, std::nan(""), path, 0);
         }
     }
 }
