@@ -150,7 +150,7 @@ inline std::string sniff_file(const std::string& path, text_table& table) {
     const char c = first_significant_byte(head);
     if (c == '{' || c == '[') {
         if (c == '{') {  // a long table in JSON Lines has run and update keys
-            const std::string text = strip_bom(read_text_file(path));
+            const std::string text = strip_bom(head.find('\n') != std::string::npos ? head : read_text_file(path));
             const auto nl = text.find('\n');
             try {
                 const auto j = parse_python_json(text.substr(0, nl), path);
@@ -192,7 +192,7 @@ inline detected_input read_input(const std::string& path, std::string format) {
         format = is_dir(path) ? sniff_directory(path) : sniff_file(path, sniffed);
         if (format.empty()) throw logratio::error(is_dir(path) ? unknown_directory_message(path) : unknown_file_message(path, sniffed));
     }
-    auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : sniffed; };
+    auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
     if (format == "dumps") d.kind = detected_input::dumps;
     else if (format == "long") {
         d.kind = detected_input::long_table;

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,29 +70,32 @@ inline std::string mlflow_run_name(const fs::path& run) {
 /// One metrics/<key> file into the run.
 inline void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_builder& b) {
     using logratio::detail::concat;
+    const std::string name = file.string();
     std::ifstream f(file, std::ios::binary);
-    if (!f) throw logratio::error(file.string() + ": cannot open: " + std::strerror(errno));
+    if (!f) throw logratio::error(name + ": cannot open: " + std::strerror(errno));
+    auto& series = b.of(key);
     std::string line;
     for (std::size_t n = 1; std::getline(f, line); ++n) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        std::istringstream in(line);
-        std::string ts, val, st, extra;
-        in >> ts >> val;
-        const bool has_step = static_cast<bool>(in >> st);
-        const std::string place = concat(file.string(), ": line ", n);
-        if (val.empty() || (in >> extra))
-            throw logratio::format_error(place + ": want '<timestamp> <value> <step>', got '" + line + "'");
-        char* end = nullptr;
-        const double t = std::strtod(ts.c_str(), &end);
-        if (*end) throw logratio::format_error(place + ": timestamp '" + ts + "' is not a number");
-        const double v = std::strtod(val.c_str(), &end);
-        if (*end) throw logratio::format_error(place + ": value '" + val + "' is not a number");
-        double s = 0;
-        if (has_step) {
-            s = std::strtod(st.c_str(), &end);
-            if (*end) throw logratio::format_error(place + ": step '" + st + "' is not a number");
+        double field[3] = {0, 0, 0};  // timestamp value step (older stores: no step)
+        int k = 0;
+        const char* p = line.c_str();
+        for (;;) {
+            while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+            if (!*p) break;
+            char* end = nullptr;
+            const double x = std::strtod(p, &end);
+            if (end == p || k == 3 || (*end && *end != ' ' && *end != '\t' && *end != '\r'))
+                throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>' numbers, got '",
+                                                    line, "'"));
+            field[k++] = x;
+            p = end;
         }
-        b.add(key, integer_step(s, place), v, t / 1000.0, file.string(), n);
+        if (k < 2) throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>', got '", line, "'"));
+        const double step = field[2];
+        if (!(std::fabs(step) <= 9007199254740992.0) || step != std::floor(step))
+            integer_step(step, concat(name, ": line ", n));  // throws, naming the place
+        b.add(series, static_cast<std::int64_t>(step), field[1], field[0] / 1000.0, name, n);
     }
 }
 

@@ -91,7 +91,11 @@ private:
     }
     std::uint32_t file_index(const std::string& file) {
         if (files_.empty()) files_.push_back(run_.source);
-        if (files_[last_] == file) return last_;
+        if (&file == last_file_ || files_[last_] == file) {  // the same string object: no compare per point
+            last_file_ = &file;
+            return last_;
+        }
+        last_file_ = &file;
         for (std::uint32_t i = 0; i < files_.size(); ++i)
             if (files_[i] == file) return last_ = i;
         files_.push_back(file);
@@ -101,6 +105,7 @@ private:
     std::map<std::string, series> points_;
     std::vector<std::string> files_;  ///< the files points came from (a run may span several)
     std::uint32_t last_ = 0;
+    const std::string* last_file_ = nullptr;
 };
 
 /// Every run of a reader, sorted by name (std::map keeps them so).

@@ -48,6 +48,7 @@ inline history_set read_wandb_history_table(const text_table& t) {
         metric_cols.push_back(c);
     }
     std::map<std::string, run_builder> runs;
+    std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column
     std::set<std::string> skipped;
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
         const std::string place = concat(t.path, ": line ", t.line[i]);
@@ -57,9 +58,15 @@ inline history_set read_wandb_history_table(const text_table& t) {
         const std::string name = rc ? t.rows[i][*rc] : file_stem(t.path);
         if (name.empty()) throw logratio::format_error(place + ": empty '" + t.columns[*rc] + "' cell");
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, t.path, "_step")).first;
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, t.path, "_step")).first;
+            auto& cache = series_of[name];
+            for (const auto c : metric_cols) cache.push_back(&it->second.of(t.columns[c]));
+        }
+        const auto& series = series_of[name];
         const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
-        for (const auto c : metric_cols) {
+        for (std::size_t k = 0; k < metric_cols.size(); ++k) {
+            const std::size_t c = metric_cols[k];
             const std::string& cell = t.rows[i][c];
             const auto b = cell.find_first_not_of(" \t");
             if (b == std::string::npos) continue;  // not logged by this event
@@ -67,7 +74,7 @@ inline history_set read_wandb_history_table(const text_table& t) {
                 skipped.insert(t.columns[c]);
                 continue;
             }
-            it->second.add(t.columns[c], step, parse_cell(t, i, c), wall, t.path, t.line[i]);
+            it->second.add(*series[k], step, parse_cell(t, i, c), wall, t.path, t.line[i]);
         }
     }
     history_set out;
