@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,12 +24,14 @@
 #include "html_report.hpp"
 #include "runs_output.hpp"
 #include "table.hpp"
+#include "trackers/detect.hpp"
+#include "trackers/to_runs.hpp"
 
 namespace logratio_cli {
 
 struct runs_args {
     std::vector<std::string> inputs;
-    std::string metric = "delta_abs_mean", compare, html, format = "auto", pattern, dump;
+    std::string metric, compare, html, format = "auto", pattern, dump, group_pattern;
     history_options history;
     std::optional<long> position;
     bool json = false;
@@ -37,15 +40,26 @@ struct runs_args {
 
 inline void add_runs_options(CLI::App* c, runs_args& a, bool report) {
     c->add_option("inputs", a.inputs,
-                  "panel tables (CSV or .jsonl, long format), logging-history CSV exports, or directories of dumps")
+                  "panel tables (CSV or .jsonl, long format), tracker histories (W&B history tables, chart exports and "
+                  "JSON histories, TensorBoard logdirs/event files, MLflow mlruns/ or SQLite stores, TRL checkpoint "
+                  "directories, verl file-logger lines), or directories of dumps")
         ->required();
-    c->add_option("--metric", a.metric, "metric column (default delta_abs_mean)");
+    c->add_option("--metric", a.metric,
+                  "metric (default: delta_abs_mean for long tables and dumps; for tracker histories the first "
+                  "documented mismatch metric present, see README)");
     c->add_option("--compare", a.compare, "two groups A,B: compare A - B (default: the first two groups)");
     if (!report) c->add_flag("--json", a.json, "one JSON object (runs, groups, comparison)");
     c->add_option("--html", a.html, report ? "HTML report path (default logratio-report.html)" : "also write the HTML report here");
-    c->add_option("--format", a.format, "auto (default), long or history")
-        ->check(CLI::IsMember({"auto", "long", "history"}));
-    c->add_option("--step-column", a.history.step_column, "history exports: the training-step column (e.g. train/step)");
+    c->add_option("--format", a.format, "the reader: auto (default: sniffed, and said on stderr), long, history, "
+                                        "wandb-history, wandb-chart, json, mlflow, mlflow-sqlite, trl, tensorboard, "
+                                        "wandb-offline, dumps")
+        ->check(CLI::IsMember(trackers::format_names()));
+    c->add_option("--step-column", a.history.step_column,
+                  "tracker histories: the training-step column (default: the tracker's training step, or the "
+                  "framework's step metric: train/step, rollout/step, training/global_step, train/global_step)");
+    c->add_option("--group-pattern", a.group_pattern,
+                  "the group of each run: the first capture group of this regular expression searched in the run "
+                  "name, e.g. '^(sync|async)' (default: the directory layout or tracker groups)");
     c->add_option("--update-offset", a.history.update_offset, "history exports: update = step + OFFSET (default 0)");
     c->add_option("--steps-per-batch", a.history.steps_per_batch,
                   "history exports: optimizer updates per rollout batch; batch = floor(step / P), position = step mod P");
@@ -98,37 +112,92 @@ inline std::vector<run_input> runs_from_dumps(const std::vector<dump_panel>& ds,
 struct loaded_runs {
     std::vector<run_input> runs;
     std::vector<dump_panel> dumps;  ///< when an input was a directory
+    std::string metric;             ///< --metric, or the one chosen
 };
+
+/// Tracker histories -> runs (trackers/to_runs.hpp does the step, metric and
+/// group choices); says on stderr which reader took each input.
+inline void runs_from_histories(const runs_args& a, const trackers::history_set& set, loaded_runs& L,
+                                std::vector<std::string>& notes) {
+    {
+        std::map<std::string, std::size_t> steps_used;
+        std::size_t taken = 0;
+        for (const auto& h : set.runs) {
+            if (!h.metrics.count(L.metric)) {
+                notes.push_back(set.input + ": run '" + h.name + "' has no '" + L.metric + "': left out");
+                continue;
+            }
+            std::string step;
+            run_input r = trackers::run_from_history(h, L.metric, a.history, step);
+            ++steps_used[step];
+            if (set.runs.size() == 1 && !a.history.run.empty()) r.series.run = a.history.run;
+            if (set.runs.size() == 1 && !a.history.group.empty()) r.series.group = a.history.group;
+            L.runs.push_back(std::move(r));
+            ++taken;
+        }
+        std::string how;
+        for (const auto& [st, n] : steps_used) how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");
+        std::fprintf(stderr, "read %zu run(s) from %s %s%s\n", set.runs.size(), set.reader.c_str(), set.input.c_str(),
+                     how.empty() ? "" : ("; step: " + how).c_str());
+        if (taken == 0) throw logratio::error(set.input + ": no run has the metric '" + L.metric + "'");
+        notes.insert(notes.end(), set.notes.begin(), set.notes.end());
+    }
+}
+
+/// Runs without a group (tracker layouts that give none) join one group
+/// "all", and the notes say that a comparison needs groups.
+inline void settle_groups(const runs_args& a, loaded_runs& L, std::vector<std::string>& notes) {
+    if (!a.group_pattern.empty()) {
+        trackers::apply_group_pattern(L.runs, a.group_pattern);
+        return;
+    }
+    bool ungrouped = false;
+    for (auto& r : L.runs)
+        if (r.series.group.empty()) {
+            r.series.group = "all";
+            ungrouped = true;
+        }
+    if (ungrouped)
+        notes.push_back("runs without a group are in group 'all': a sync-vs-async comparison needs groups "
+                        "(--group-pattern REGEX on run names, or <group>/<run> directories)");
+}
 
 inline loaded_runs load_runs(const runs_args& a) {
     loaded_runs L;
-    for (const auto& in : a.inputs) {
-        if (is_directory(in)) {
+    std::vector<trackers::detected_input> ins;
+    std::vector<const trackers::history_set*> sets;
+    std::vector<std::string> notes;
+    for (const auto& in : a.inputs) ins.push_back(trackers::read_input(in, a.format));
+    for (const auto& d : ins)
+        if (d.kind == trackers::detected_input::history) sets.push_back(&d.set);
+    L.metric = !a.metric.empty() ? a.metric : sets.empty() ? std::string("delta_abs_mean")
+                                                            : trackers::choose_metric(sets, "", notes);
+    if (L.metric.rfind("training/rollout_probs_diff", 0) == 0)
+        notes.push_back("'" + L.metric + "' (verl) is a difference of PROBABILITIES |exp(l_T) - exp(l_E)|, not of "
+                        "log-probs: it is not delta and shrinks where tokens are unlikely");
+    for (std::size_t i = 0; i < ins.size(); ++i) {  // in the order given: the first two groups are compared
+        const auto& d = ins[i];
+        if (d.kind == trackers::detected_input::dumps) {
             logratio::panel_options opt;
-            auto ds = panels_of_directory(in, a.pattern, opt, a.threads);
-            auto rs = runs_from_dumps(ds, a.metric);
+            auto ds = panels_of_directory(a.inputs[i], a.pattern, opt, a.threads);
+            auto rs = runs_from_dumps(ds, L.metric);
             L.runs.insert(L.runs.end(), rs.begin(), rs.end());
             L.dumps.insert(L.dumps.end(), ds.begin(), ds.end());
-            continue;
-        }
-        const text_table t = read_table(in);
-        const bool history = a.format == "history" ||
-                             (a.format == "auto" && t.column("_step") && !t.column("update"));
-        std::vector<run_input> rs;
-        if (history) {
-            rs.push_back(history_run(t, a.metric, a.history));
-        } else {
-            long_format_runs(t, a.metric, rs);
+        } else if (d.kind == trackers::detected_input::long_table) {
             if (!a.history.step_column.empty())
-                throw logratio::error(in + ": --step-column applies to logging-history exports; this is a long-format table");
-        }
-        for (auto& r : rs) {
-            for (const auto& o : L.runs)
-                if (o.series.run == r.series.run)
-                    throw logratio::error(in + ": run '" + r.series.run + "' also appears in another input");
-            L.runs.push_back(std::move(r));
+                throw logratio::error(a.inputs[i] + ": --step-column applies to logging-history exports; this is a long-format table");
+            long_format_runs(d.table, L.metric, L.runs);
+        } else {
+            runs_from_histories(a, d.set, L, notes);
+            ins[i].set = trackers::history_set();  // the points are in L.runs now: free the rest
         }
     }
+    for (std::size_t i = 0; i < L.runs.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (L.runs[i].series.run == L.runs[j].series.run)
+                throw logratio::error("run '" + L.runs[i].series.run + "' appears twice in the inputs (runs never merge; "
+                                      "rename one, or give each export once)");
+    settle_groups(a, L, notes);
     if (a.position) {
         for (auto& r : L.runs) {
             if (r.position.size() != r.series.update.size())
@@ -137,6 +206,8 @@ inline loaded_runs load_runs(const runs_args& a) {
         }
     }
     if (L.runs.empty()) throw logratio::error("no runs in the inputs");
+    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    L.runs.front().notes.insert(L.runs.front().notes.begin(), notes.begin(), notes.end());
     return L;
 }
 
@@ -240,7 +311,7 @@ inline std::string report_html(const runs_args& a, const loaded_runs& L, const l
         double best = -INFINITY;
         for (const auto& d : L.dumps)
             for (const auto& e : logratio::panel_entries(d.panel))
-                if (e.first == a.metric && e.second && *e.second > best) {
+                if (e.first == L.metric && e.second && *e.second > best) {
                     best = *e.second;
                     dump = d.path;
                 }
@@ -248,11 +319,11 @@ inline std::string report_html(const runs_args& a, const loaded_runs& L, const l
     }
     if (!dump.empty()) h = histogram_of_dump(dump);
     report_inputs r;
-    r.metric = a.metric;
+    r.metric = L.metric;
     r.source = source_list(a);
     r.analysis = &an;
     r.runs = &L.runs;
-    r.verdict = verdict_lines(a.metric, an);
+    r.verdict = verdict_lines(L.metric, an);
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
     r.doctor_html = doctor_section_html(diagnose_dumps(L.dumps, a.threads));
@@ -264,10 +335,10 @@ inline int run_runs(const runs_args& a) {
     const auto an = analyze(a, L);
     if (!a.html.empty()) write_atomically(a.html, report_html(a, L, an));
     if (a.json) {
-        std::cout << runs_json(a.metric, an, L.runs).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        std::cout << runs_json(L.metric, an, L.runs).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
         return 0;
     }
-    print_runs_table(a.metric, an);
+    print_runs_table(L.metric, an);
     return 0;
 }
 
@@ -276,7 +347,7 @@ inline int run_report(const runs_args& a) {
     const auto an = analyze(a, L);
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
     write_atomically(out, report_html(a, L, an));
-    for (const auto& l : verdict_lines(a.metric, an)) std::printf("%s\n", l.c_str());
+    for (const auto& l : verdict_lines(L.metric, an)) std::printf("%s\n", l.c_str());
     const auto split = split_lines(L);
     if (!split.empty()) std::printf("numeric mismatch vs policy lag:\n");
     for (const auto& l : split) std::printf("%s\n", l.c_str());

@@ -176,8 +176,11 @@ inline bool ends_with(const std::string& s, const std::string& suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
+/// CSV or JSON Lines by extension; a UTF-8 byte-order mark (Excel, some
+/// Windows tools) is skipped; CRLF line ends are read as LF.
 inline text_table read_table(const std::string& path) {
-    const std::string text = read_text_file(path);
+    std::string text = read_text_file(path);
+    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
     if (ends_with(path, ".jsonl") || ends_with(path, ".ndjson")) return parse_jsonl(text, path);
     return parse_csv(text, path);
 }

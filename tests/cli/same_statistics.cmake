@@ -1,0 +1,27 @@
+# ctest helper: `logratio runs --json` on the reference (REF, a ;-list of
+# arguments; ';' inside arguments written as '|') and on ARGS must both exit
+# 0 and give the same runs, groups and comparison (the notes, which name the
+# reader, may differ); at least one run must be read.
+function(runs_json args out)
+  string(REPLACE "|" ";" args "${args}")
+  execute_process(COMMAND ${TOOL} runs --json ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "logratio runs --json ${args}: exit code ${rc}\n${e}")
+  endif()
+  set(parts "")
+  foreach(key runs groups comparison)
+    string(JSON v GET "${o}" ${key})
+    string(APPEND parts "${key}: ${v}\n")
+  endforeach()
+  string(JSON n LENGTH "${o}" runs)
+  if(n LESS 1)
+    message(FATAL_ERROR "no runs read from ${args}")
+  endif()
+  message(STATUS "${e}")
+  set(${out} "${parts}" PARENT_SCOPE)
+endfunction()
+runs_json("${REF}" want)
+runs_json("${ARGS}" got)
+if(NOT want STREQUAL got)
+  message(FATAL_ERROR "different statistics\nreference (${REF}):\n${want}\nthis layout (${ARGS}):\n${got}")
+endif()

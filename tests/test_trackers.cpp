@@ -1,0 +1,296 @@
+// Tracker readers (tools/logratio/trackers): every layout written by
+// tests/trackers/make_tracker_histories.py from the same 4 runs gives exactly
+// the runs, updates and values of the long table (missing stays missing),
+// detection names the reader, and bad inputs are errors naming the place.
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "table.hpp"
+#include "trackers/detect.hpp"
+#include "trackers/lenient_json.hpp"
+#include "trackers/to_runs.hpp"
+
+namespace {
+
+namespace tr = logratio_cli::trackers;
+const std::string metric = "train/train_rollout_logprob_abs_diff";
+
+std::string data(const std::string& name) { return std::string(LOGRATIO_TEST_DATA) + "/trackers/" + name; }
+
+struct series {
+    std::string group;
+    std::vector<double> update, value;
+};
+
+// The reference: the long table (run, group, update, metric) read as text.
+std::map<std::string, series> reference() {
+    const auto t = logratio_cli::read_table(data("long.csv"));
+    std::map<std::string, series> out;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        auto& s = out[t.rows[i][0]];
+        s.group = t.rows[i][1];
+        s.update.push_back(std::stod(t.rows[i][2]));
+        s.value.push_back(t.rows[i][3].empty() ? std::nan("") : std::stod(t.rows[i][3]));
+    }
+    return out;
+}
+
+std::vector<logratio_cli::run_input> convert(const tr::history_set& set, const std::string& step_column = "") {
+    logratio_cli::history_options o;
+    o.step_column = step_column;
+    std::vector<logratio_cli::run_input> out;
+    for (const auto& h : set.runs) {
+        std::string how;
+        out.push_back(tr::run_from_history(h, metric, o, how));
+    }
+    return out;
+}
+
+// Same runs, same updates, bit-identical values (NaN where NaN), and the
+// group when the layout gives one.
+void check_same_as_reference(const std::vector<logratio_cli::run_input>& got, bool groups) {
+    const auto want = reference();
+    REQUIRE(got.size() == want.size());
+    for (const auto& r : got) {
+        INFO("run '" << r.series.run << "'");
+        REQUIRE(want.count(r.series.run) == 1);
+        const auto& w = want.at(r.series.run);
+        if (groups) CHECK(r.series.group == w.group);
+        REQUIRE(r.series.update == w.update);
+        REQUIRE(r.series.value.size() == w.value.size());
+        for (std::size_t i = 0; i < w.value.size(); ++i) {
+            INFO("update " << w.update[i]);
+            if (std::isnan(w.value[i])) CHECK(std::isnan(r.series.value[i]));
+            else CHECK(r.series.value[i] == w.value[i]);
+        }
+    }
+}
+
+tr::history_set read_auto(const std::string& path) {
+    auto d = tr::read_input(path, "auto");
+    REQUIRE(d.kind == tr::detected_input::history);
+    return d.set;
+}
+
+}  // namespace
+
+TEST_CASE("the reference long table: 4 runs, a crash, a NaN update, a skipped update") {
+    const auto r = reference();
+    REQUIRE(r.size() == 4);
+    CHECK(r.at("async run 1").update.size() == 6);
+    CHECK(r.at("async run 2").update.size() == 11);
+    CHECK(std::isnan(r.at("sync run 2").value[6]));
+}
+
+TEST_CASE("long table with a UTF-8 BOM and CRLF line ends reads like the plain one") {
+    auto d = tr::read_input(data("long_bom_crlf.csv"), "auto");
+    REQUIRE(d.kind == tr::detected_input::long_table);
+    CHECK(d.table.columns[0] == "run");
+    std::vector<logratio_cli::run_input> rs;
+    logratio_cli::long_format_runs(d.table, metric, rs);
+    check_same_as_reference(rs, true);
+}
+
+TEST_CASE("W&B history tables, one file per run: train/step is the step, the directory the group") {
+    std::vector<logratio_cli::run_input> all;
+    for (const char* f : {"async/async run 1.csv", "async/async run 2.csv", "sync/sync run 1.csv", "sync/sync run 2.csv"}) {
+        const auto set = read_auto(data(std::string("wandb_history/") + f));
+        CHECK(set.reader == "W&B history table");
+        REQUIRE(set.runs.size() == 1);
+        CHECK(set.runs[0].step_name == "_step");
+        CHECK(set.runs[0].metrics.count("train/step") == 1);
+        CHECK(set.runs[0].metrics.count("_runtime") == 0);
+        auto rs = convert(set);
+        all.insert(all.end(), rs.begin(), rs.end());
+    }
+    check_same_as_reference(all, true);
+}
+
+TEST_CASE("W&B multi-run history (run_id): runs never merge, also with --step-column _step") {
+    const auto set = read_auto(data("wandb_histories.csv"));
+    CHECK(set.reader == "W&B multi-run history table");
+    REQUIRE(set.runs.size() == 4);
+    check_same_as_reference(convert(set), false);
+    const auto by_event = convert(set, "_step");  // the old silent merge: one run
+    CHECK(by_event.size() == 4);
+    for (const auto& r : by_event) CHECK(r.series.run.find(" run ") != std::string::npos);
+}
+
+TEST_CASE("W&B JSON Lines and JSON arrays: NaN tokens, nested values skipped with a note") {
+    std::vector<logratio_cli::run_input> lines, arrays;
+    for (const char* n : {"async/async run 1", "async/async run 2", "sync/sync run 1", "sync/sync run 2"}) {
+        const auto set = read_auto(data(std::string("wandb_jsonl/") + n + ".jsonl"));
+        CHECK(set.reader == "JSON Lines history");
+        REQUIRE(set.notes.size() == 1);
+        CHECK(set.notes[0].find("media/samples") != std::string::npos);
+        auto rs = convert(set);
+        lines.insert(lines.end(), rs.begin(), rs.end());
+        const std::string base = std::string(n).substr(std::string(n).find('/') + 1);
+        const auto arr = read_auto(data("wandb_json/" + base + ".json"));
+        CHECK(arr.reader == "JSON history (array)");
+        auto ra = convert(arr);
+        arrays.insert(arrays.end(), ra.begin(), ra.end());
+    }
+    check_same_as_reference(lines, true);
+    check_same_as_reference(arrays, false);
+}
+
+TEST_CASE("verl file logger: {step, data} lines, the step is verl's global step") {
+    std::vector<logratio_cli::run_input> all;
+    for (const char* n : {"async/async run 1", "async/async run 2", "sync/sync run 1", "sync/sync run 2"}) {
+        const auto set = read_auto(data(std::string("verl/") + n + ".jsonl"));
+        CHECK(set.reader == "verl file-logger history");
+        CHECK(set.runs[0].step_name == "step (verl file logger)");
+        auto rs = convert(set);
+        all.insert(all.end(), rs.begin(), rs.end());
+    }
+    check_same_as_reference(all, true);
+}
+
+TEST_CASE("W&B chart export: runs from column names, __MIN/__MAX are not metrics, Step needs --step-column") {
+    const auto set = read_auto(data("chart.csv"));
+    CHECK(set.reader == "W&B chart export");
+    REQUIRE(set.runs.size() == 4);
+    for (const auto& r : set.runs) CHECK(r.metrics.size() == 1);
+    CHECK(set.notes.empty());
+    CHECK_THROWS_WITH_AS(convert(set), doctest::Contains("looks like a logging-history export"), logratio::format_error);
+    check_same_as_reference(convert(set, "Step"), false);
+    const auto b = read_auto(data("chart_bucketed.csv"));
+    REQUIRE(b.notes.size() == 4);
+    CHECK(b.notes[0].find("bucket means") != std::string::npos);
+}
+
+TEST_CASE("W&B chart export: grouped charts give one series per group, with a note") {
+    const auto t = logratio_cli::parse_csv("\"Step\",\"Group: sync - m\",\"Group: sync - m__MIN\",\"Group: sync - m__MAX\"\n"
+                                           "\"1\",\"0.5\",\"0.25\",\"0.75\"\n", "g.csv");
+    const auto set = tr::read_wandb_chart(t);
+    REQUIRE(set.runs.size() == 1);
+    CHECK(set.runs[0].group == "sync");
+    CHECK(set.notes.size() == 2);
+}
+
+TEST_CASE("MLflow file store: nested key folders, run names from tags, nan values") {
+    const auto set = read_auto(data("mlruns"));
+    CHECK(set.reader == "MLflow file store");
+    REQUIRE(set.runs.size() == 4);
+    CHECK(set.runs[0].name == "async run 1");
+    CHECK(set.runs[0].step_name == "MLflow step");
+    CHECK(set.runs[0].metrics.count("train/grad_norm") == 1);
+    CHECK(set.runs[0].metrics.at(metric).front().wall_time == doctest::Approx(1764000010.0));
+    check_same_as_reference(convert(set), false);
+    // also one experiment or one run directory
+    CHECK(read_auto(data("mlruns/1")).runs.size() == 4);
+    CHECK(read_auto(data("mlruns/1/00c0ffee000000000000000000000000")).runs.size() == 1);
+}
+
+TEST_CASE("MLflow SQLite store: is_nan rows are NaN, names from tags") {
+    const auto set = read_auto(data("mlflow.db"));
+    CHECK(set.reader == "MLflow SQLite store");
+    check_same_as_reference(convert(set), false);
+}
+
+TEST_CASE("TRL trainer_state.json: run = directory above checkpoint-*, the latest checkpoint wins") {
+    const auto set = read_auto(data("trl"));
+    CHECK(set.reader == "TRL trainer_state.json");
+    REQUIRE(set.runs.size() == 4);
+    check_same_as_reference(convert(set), true);
+    const auto one = read_auto(data("trl/sync/sync run 1/checkpoint-6/trainer_state.json"));
+    REQUIRE(one.runs.size() == 1);
+    CHECK(one.runs[0].name == "sync run 1");
+    CHECK(one.runs[0].metrics.at(metric).size() == 6);
+}
+
+TEST_CASE("Python JSON: NaN, Infinity, -Infinity accepted outside strings; syntax errors name file and line") {
+    const auto j = tr::parse_python_json("{\"a\": NaN, \"b\": Infinity, \"c\": -Infinity, \"d\": \"NaN\"}", "x.json");
+    CHECK(std::isnan(*tr::number_of(j["a"])));
+    CHECK(*tr::number_of(j["b"]) == INFINITY);
+    CHECK(*tr::number_of(j["c"]) == -INFINITY);
+    CHECK_FALSE(tr::number_of(j["d"]).has_value());
+    CHECK_THROWS_WITH_AS(tr::read_input(data("bad/syntax.jsonl"), "auto"),
+                         doctest::Contains("bad/syntax.jsonl: line 3: not valid JSON"), logratio::format_error);
+    CHECK_THROWS_WITH_AS(tr::parse_python_json("[1,\n2,\n3 4]", "y.json"), doctest::Contains("y.json: line 3"),
+                         logratio::format_error);
+}
+
+TEST_CASE("bad inputs: clear errors naming file and place") {
+    CHECK_THROWS_WITH_AS(tr::read_input(data("bad/chart_cut.csv"), "auto"),
+                         doctest::Contains("chart_cut.csv: line 3 has 3 fields, the header has 4"), logratio::format_error);
+    CHECK_THROWS_WITH_AS(tr::read_input(data("bad/chart_cut_header.csv"), "auto"),
+                         doctest::Contains("column 'b - m__MAX' has no value column 'b - m'"), logratio::format_error);
+    CHECK_THROWS_WITH_AS(tr::read_input(data("bad/dup_steps.csv"), "auto"),
+                         doctest::Contains("dup_steps.csv: line 5: run 'a', metric 'm', step 1: 0.75 here but 0.25 on line 3"),
+                         logratio::format_error);
+    CHECK_THROWS_WITH_AS(tr::read_input(data("bad/not_mlflow.db"), "auto"),
+                         doctest::Contains("without MLflow's tables 'metrics' and 'runs' (tables: notes)"),
+                         logratio::format_error);
+    CHECK_THROWS_WITH(tr::read_input(data("bad/unknown.csv"), "auto"),
+                      doctest::Contains("neither a long table (needs columns 'run' and 'update'), nor a W&B history"));
+    CHECK_THROWS_WITH(tr::read_input(data("bad"), "auto"), doctest::Contains("a directory without a history logratio reads"));
+    const auto only = read_auto(data("bad/only_step.csv"));
+    CHECK_THROWS_WITH_AS(convert(only), doctest::Contains("'_step' counts logging events, not training steps"),
+                         logratio::format_error);
+}
+
+TEST_CASE("metric choice: the documented order; --metric wins") {
+    tr::history_set s;
+    s.runs.resize(2);
+    s.runs[0].metrics["rollout_corr/kl"] = {};
+    s.runs[1].metrics["train/vllm_kl"] = {};
+    s.runs[1].metrics["rollout_corr/log_ppl_abs_diff"] = {};
+    std::vector<std::string> notes;
+    CHECK(tr::choose_metric({&s}, "", notes) == "rollout_corr/log_ppl_abs_diff");
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("verl") != std::string::npos);
+    CHECK(tr::choose_metric({&s}, "x", notes) == "x");
+    s.runs[0].metrics.clear();
+    s.runs[1].metrics = {{"loss", {}}};
+    CHECK_THROWS_WITH(tr::choose_metric({&s}, "", notes), doctest::Contains("name one with --metric"));
+}
+
+TEST_CASE("step choice: the step metric logged with the metric's events (slime train/step vs rollout/step)") {
+    tr::run_history r;
+    r.name = "r";
+    r.step_name = "_step";
+    r.metrics["train/step"] = {{0, 1}, {2, 2}};
+    r.metrics["rollout/step"] = {{1, 1}, {3, 2}};
+    r.metrics["rollout/m"] = {{1, 0.5}, {3, 0.25}};
+    logratio_cli::history_options o;
+    std::string how;
+    const auto in = tr::run_from_history(r, "rollout/m", o, how);
+    CHECK(how.rfind("rollout/step", 0) == 0);
+    CHECK(in.series.update == std::vector<double>{1, 2});
+    CHECK(in.series.value == std::vector<double>{0.5, 0.25});
+}
+
+TEST_CASE("--group-pattern: first capture group; unmatched runs are listed") {
+    std::vector<logratio_cli::run_input> rs(3);
+    rs[0].series.run = "sync run 1";
+    rs[1].series.run = "async run ü";
+    rs[2].series.run = "other";
+    CHECK_THROWS_WITH(tr::apply_group_pattern(rs, "^(a?sync) "), doctest::Contains("run(s) 'other'"));
+    rs.pop_back();
+    tr::apply_group_pattern(rs, "^(a?sync) ");
+    CHECK(rs[0].series.group == "sync");
+    CHECK(rs[1].series.group == "async");
+    CHECK_THROWS_WITH(tr::apply_group_pattern(rs, "sync"), doctest::Contains("needs a capture group"));
+}
+
+TEST_CASE("TensorBoard logdir (binary reader): one run per directory, TensorBoard steps") {
+    const auto set = read_auto(data("tensorboard"));
+    CHECK(set.reader == "TensorBoard");
+    REQUIRE(set.runs.size() == 4);
+    CHECK(set.runs[0].metrics.count("train/grad_norm") == 1);
+    check_same_as_reference(convert(set), false);
+}
+
+TEST_CASE("W&B offline runs (binary reader): groups from the RunRecord, train/step as the step") {
+    const auto set = read_auto(data("wandb_offline"));
+    CHECK(set.reader == "W&B offline log");
+    REQUIRE(set.runs.size() == 4);
+    CHECK(set.runs[0].step_name == "_step");
+    check_same_as_reference(convert(set), true);
+}

@@ -1,0 +1,336 @@
+#!/usr/bin/python3
+"""Writes the same 4 runs in every tracker layout logratio reads
+(tests/data/trackers/, and with --sample the bundled sample's histories).
+
+The runs: 2 sync, 2 async; "async run 1" crashed after update 6; "sync run 2"
+logged NaN at update 7; "async run 2" skipped update 9 (nothing logged).
+Run names have spaces, metric names slashes. Values are multiples of 2^-20
+below 1/16, exact in float32 (TensorBoard simple_value), so every layout
+holds the very same numbers and `logratio runs --json` must give identical
+statistics. TensorBoard and W&B offline bytes come from
+tests/trackers/binary_writers.py (the binary readers' writer) when present.
+
+Layouts follow the public sources cited in tools/logratio/trackers/*.hpp and
+/work/shared/references/tracker-formats.md. Usage:
+  make_tracker_histories.py OUT_DIR            # test data (+ bad inputs)
+  make_tracker_histories.py --sample PANELS.csv OUT_DIR
+      # the bundled sample's runs (examples/data/runs, as `logratio panel
+      # --each examples/data/runs --csv PANELS.csv` tabulates them) as a
+      # TensorBoard logdir and a W&B multi-run history (examples/data/trackers)
+"""
+import csv
+import io
+import json
+import math
+import os
+import random
+import shutil
+import sqlite3
+import sys
+
+METRIC = "train/train_rollout_logprob_abs_diff"  # slime's mean |l_T - l_E|
+GRAD = "train/grad_norm"
+STEP = "train/step"
+T0 = 1764000000.0
+
+RUNS = [  # name, group, updates, NaN at, skipped, slope
+    ("async run 1", "async", 6, None, None, 0.0012),
+    ("async run 2", "async", 12, None, 9, 0.0010),
+    ("sync run 1", "sync", 12, None, None, 0.0002),
+    ("sync run 2", "sync", 12, 7, None, 0.0001),
+]
+
+
+def q(x):
+    """x rounded to a multiple of 2^-20: exact in float32 and in repr()."""
+    return round(x * 2**20) / 2**20
+
+
+def runs(n_updates=None, seed=16):
+    """[(name, group, [(step, value or nan, grad_norm)])]"""
+    rng = random.Random(seed)
+    out = []
+    for name, group, n, nan_at, skip, slope in RUNS:
+        n = n if n_updates is None else (n * n_updates) // 12
+        pts = []
+        for s in range(1, n + 1):
+            v = q(0.012 + slope * s + rng.uniform(-0.0008, 0.0008))
+            g = q(0.5 + rng.uniform(0, 0.25))
+            if s == skip:
+                continue
+            pts.append((s, math.nan if s == nan_at else v, g))
+        out.append((name, group, pts))
+    return out
+
+
+def write(path, text, mode="w", newline=None):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, mode, encoding=None if "b" in mode else "utf-8", newline=newline) as f:
+        f.write(text)
+
+
+def fmt(v):
+    return "" if isinstance(v, float) and math.isnan(v) else repr(v)
+
+
+def long_table(rs, path, bom_crlf=False):
+    lines = ["run,group,update," + METRIC]
+    for name, group, pts in rs:
+        lines += [f"{name},{group},{s},{fmt(v)}" for s, v, g in pts]
+    eol = "\r\n" if bom_crlf else "\n"
+    write(path, ("\ufeff" if bom_crlf else "") + eol.join(lines) + eol, newline="")
+
+
+def wandb_events(name, pts):
+    """W&B scan_history records of one run: per update a train event
+    (train/step, the metric, grad norm) and a rollout event (rollout/step,
+    a reward) without train/step; `_step` counts events."""
+    ev, k = [], 0
+    for s, v, g in pts:
+        t = T0 + 10 * s
+        ev.append({"_step": k, "_runtime": 10.0 * s, "_timestamp": t, STEP: s, METRIC: v, GRAD: g})
+        ev.append({"_step": k + 1, "_runtime": 10.0 * s + 5, "_timestamp": t + 5, "rollout/step": s,
+                   "rollout/raw_reward": q(0.25 + 0.01 * s)})
+        k += 2
+    return ev
+
+
+def pandas_csv(records, columns, index=True):
+    """DataFrame.to_csv: index column with an empty header, NaN as ''."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(([""] if index else []) + columns)
+    for i, r in enumerate(records):
+        row = [fmt(r[c]) if isinstance(r.get(c), float) else ("" if r.get(c) is None else r[c]) for c in columns]
+        w.writerow(([i] if index else []) + row)
+    return buf.getvalue()
+
+
+def wandb_tables(rs, root):
+    cols = ["_step", "_runtime", "_timestamp", STEP, METRIC, GRAD, "rollout/step", "rollout/raw_reward"]
+    multi = []
+    for name, group, pts in rs:
+        ev = wandb_events(name, pts)
+        write(f"{root}/wandb_history/{group}/{name}.csv", pandas_csv(ev, cols))
+        multi += [dict(r, run_id=name) for r in ev]
+    # Runs.histories(format="pandas"): one frame, columns sorted, run_id column.
+    write(f"{root}/wandb_histories.csv", pandas_csv(multi, sorted(cols + ["run_id"])))
+
+
+def py_json(x):
+    return json.dumps(x)  # allow_nan=True: NaN, Infinity as Python writes them
+
+
+def wandb_json(rs, root):
+    for name, group, pts in rs:
+        ev = wandb_events(name, pts)
+        ev[0]["media/samples"] = {"_type": "table-file", "path": "media/table/samples_0.json"}
+        write(f"{root}/wandb_jsonl/{group}/{name}.jsonl", "".join(py_json(e) + "\n" for e in ev))
+        write(f"{root}/wandb_json/{name}.json", "[\n" + ",\n".join(py_json(e) for e in ev) + "\n]\n")
+
+
+def verl_file_logger(rs, root):
+    for name, group, pts in rs:
+        lines = [py_json({"step": s, "data": {METRIC: v, GRAD: g, "training/global_step": s}}) for s, v, g in pts]
+        write(f"{root}/verl/{group}/{name}.jsonl", "\n".join(lines) + "\n")
+
+
+def chart_export(rs, path, bucketed=False):
+    header = ["Step"]
+    for name, _, _ in rs:
+        header += [f"{name} - {METRIC}", f"{name} - {METRIC}__MIN", f"{name} - {METRIC}__MAX"]
+    steps = sorted({s for _, _, pts in rs for s, _, _ in pts})
+    rows = []
+    for s in steps:
+        row = [str(s)]
+        for _, _, pts in rs:
+            d = {st: v for st, v, _ in pts}
+            if s not in d:
+                row += ["", "", ""]
+            else:
+                v = d[s]
+                cell = "NaN" if math.isnan(v) else repr(v)
+                hi = "NaN" if math.isnan(v) else repr(q(v + 2**-12) if bucketed and s % 3 == 0 else v)
+                row += [cell, cell, hi]
+        rows.append(row)
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    write(path, buf.getvalue())
+
+
+def mlflow_files(rs, root):
+    for i, (name, group, pts) in enumerate(rs):
+        run_id = f"{i:02d}c0ffee" + "0" * 24
+        d = f"{root}/mlruns/1/{run_id}"
+        write(f"{d}/meta.yaml", f"run_id: {run_id}\nrun_name: {name}\nexperiment_id: '1'\nstatus: 3\n")
+        write(f"{d}/tags/mlflow.runName", name)
+        for key, col in ((METRIC, 1), (GRAD, 2)):
+            lines = [f"{int((T0 + 10 * p[0]) * 1000)} {p[col]!r} {p[0]}" for p in pts]
+            write(f"{d}/metrics/{key}", "\n".join(lines) + "\n")
+    write(f"{root}/mlruns/1/meta.yaml", "experiment_id: '1'\nname: mismatch\nlifecycle_stage: active\n")
+
+
+def mlflow_sqlite(rs, path):
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    db.executescript("""
+      CREATE TABLE experiments (experiment_id INTEGER PRIMARY KEY, name VARCHAR(256));
+      CREATE TABLE runs (run_uuid VARCHAR(32) PRIMARY KEY, name VARCHAR(250), experiment_id INTEGER,
+                         status VARCHAR(9), start_time BIGINT, lifecycle_stage VARCHAR(20));
+      CREATE TABLE tags (key VARCHAR(250), value VARCHAR(5000), run_uuid VARCHAR(32));
+      CREATE TABLE metrics (key VARCHAR(250), value FLOAT NOT NULL, timestamp BIGINT, run_uuid VARCHAR(32),
+                            step BIGINT NOT NULL DEFAULT '0', is_nan BOOLEAN NOT NULL DEFAULT '0');""")
+    db.execute("INSERT INTO experiments VALUES (1, 'mismatch')")
+    for i, (name, group, pts) in enumerate(rs):
+        uuid = f"{i:02d}feed" + "0" * 26
+        db.execute("INSERT INTO runs VALUES (?, ?, 1, 'FINISHED', ?, 'active')", (uuid, name, int(T0 * 1000)))
+        db.execute("INSERT INTO tags VALUES ('mlflow.runName', ?, ?)", (name, uuid))
+        for s, v, g in pts:
+            t = int((T0 + 10 * s) * 1000)
+            nan = math.isnan(v)
+            db.execute("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?)", (METRIC, 0.0 if nan else v, t, uuid, s, int(nan)))
+            db.execute("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, 0)", (GRAD, g, t, uuid, s))
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+def trl_states(rs, root):
+    """<group>/<run>/checkpoint-N/trainer_state.json; an earlier checkpoint
+    holds the first half of the history (the latest one wins)."""
+    for name, group, pts in rs:
+        hist = [{"epoch": s / 12, METRIC: v, GRAD: g, "learning_rate": 1e-6, "step": s} for s, v, g in pts]
+        last = pts[-1][0]
+        for ck, h in ((last // 2, [e for e in hist if e["step"] <= last // 2]), (last, hist)):
+            state = {"best_metric": None, "epoch": ck / 12, "global_step": ck, "log_history": h,
+                     "max_steps": 12, "trial_name": None}
+            write(f"{root}/trl/{group}/{name}/checkpoint-{ck}/trainer_state.json", json.dumps(state, indent=2) + "\n")
+
+
+def binary_layouts(rs, root):
+    """TensorBoard logdir (one directory per run, as torch's SummaryWriter
+    writes: add_scalar(tag, value, global_step) -> simple_value; the grad
+    norm as a new-style float_val tensor) and W&B offline runs
+    (offline-run-*/run-<id>.wandb, the run's group in its RunRecord; the
+    crashed run has no exit record), through binary_writers.py."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, "binary_writers.py")):
+        print("binary_writers.py not present: no TensorBoard / .wandb files", file=sys.stderr)
+        return
+    sys.path.insert(0, here)
+    import binary_writers as bw  # noqa: E402  (the binary readers' writer)
+    shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
+    shutil.rmtree(f"{root}/wandb_offline", ignore_errors=True)
+    for i, (name, group, pts) in enumerate(rs):
+        ev = []
+        for s, v, g in pts:
+            ev.append((T0 + 10 * s, s, METRIC, v, "simple"))
+            ev.append((T0 + 10 * s, s, GRAD, g, "float_val"))
+        bw.write_tfevents(f"{root}/tensorboard/{name}/events.out.tfevents.{int(T0)}.host.{100 + i}.0", ev, T0)
+        run_id = f"r{i}x{group}"
+        crashed = len(pts) < 8
+        rows = wandb_events(name, pts)
+        bw.write_wandb(f"{root}/wandb_offline/offline-run-20261203_000000-{run_id}/run-{run_id}.wandb", name, rows,
+                       run_id=run_id, group=group, exit_code=None if crashed else 0)
+
+
+def bad_inputs(root):
+    b = f"{root}/bad"
+    write(f"{b}/syntax.jsonl", '{"_step": 0, "train/step": 1, "m": 0.5}\n{"_step": 1, "train/step": 2, "m": 0.25}\n'
+          '{"_step": 2, "train/step": 3, "m": 0.5,}\n')
+    write(f"{b}/chart_cut.csv", '"Step","a - m","a - m__MIN","a - m__MAX"\n"1","0.5","0.5","0.5"\n"2","0.25","0.25"\n')
+    write(f"{b}/chart_cut_header.csv", '"Step","a - m","a - m__MIN","b - m__MAX"\n"1","0.5","0.5","0.5"\n')
+    write(f"{b}/dup_steps.csv", "_step,run_id,train/step,m\n0,a,1,0.5\n1,a,2,0.25\n0,b,1,0.5\n1,a,2,0.75\n")
+    db = f"{b}/not_mlflow.db"
+    if os.path.exists(db):
+        os.remove(db)
+    c = sqlite3.connect(db)
+    c.execute("CREATE TABLE notes (id INTEGER, text TEXT)")
+    c.commit()
+    c.close()
+    write(f"{b}/unknown.csv", "epoch,loss\n1,0.5\n")
+    write(f"{b}/only_step.csv", "_step,m\n0,0.5\n1,0.25\n")
+
+
+def fuzz_seeds(root, fuzz):
+    """Seeds of fuzz/corpus/{json_history,chart} from the test files (the
+    json_history target reads its first byte as options)."""
+    for name, files in (("json_history", ["wandb_jsonl/sync/sync run 2.jsonl", "wandb_json/async run 2.json",
+                                          "verl/async/async run 1.jsonl", "bad/syntax.jsonl"]),
+                        ("chart", ["chart.csv", "chart_bucketed.csv", "bad/chart_cut_header.csv"])):
+        d = f"{fuzz}/corpus/{name}"
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        for i, f in enumerate(files):
+            with open(f"{root}/{f}", "rb") as src:
+                body = src.read()
+            if name == "json_history":
+                body = bytes([i]) + body
+            with open(f"{d}/{os.path.basename(f).replace(' ', '_')}", "wb") as out:
+                out.write(body)
+
+
+def sample_histories(panels, root):
+    """The sample's per-update delta_abs_mean and kl_k3 (SPEC keys) as verl
+    would log them: TensorBoard add_scalar(double_precision) per run
+    directory, and Runs.histories() of W&B with verl's training/global_step
+    (a validation-style event without it in between)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import binary_writers as bw  # noqa: E402
+    with open(panels, newline="") as f:
+        rows = list(csv.DictReader(f))
+    by_run = {}
+    for r in rows:
+        by_run.setdefault(r["run"], []).append(r)
+    shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
+    multi = []
+    cols = ["_runtime", "_step", "_timestamp", "delta_abs_mean", "kl_k3", "run_id", "training/global_step", "val/score"]
+    for i, (run, rs) in enumerate(sorted(by_run.items())):
+        rs.sort(key=lambda r: int(r["update"]))
+        ev = []
+        k = 0
+        for r in rs:
+            u = int(r["update"])
+            t = T0 + 60 * u
+            for key in ("delta_abs_mean", "kl_k3"):
+                ev.append((t, u, key, float(r[key]), "double_val"))
+            multi.append({"_runtime": 60.0 * u, "_step": k, "_timestamp": t, "delta_abs_mean": float(r["delta_abs_mean"]),
+                          "kl_k3": float(r["kl_k3"]), "run_id": run, "training/global_step": u})
+            multi.append({"_runtime": 60.0 * u + 30, "_step": k + 1, "_timestamp": t + 30, "run_id": run,
+                          "val/score": q(0.5 + 0.01 * u)})
+            k += 2
+        bw.write_tfevents(f"{root}/tensorboard/{run}/events.out.tfevents.{int(T0)}.sample.{100 + i}.0", ev, T0)
+    write(f"{root}/wandb_histories.csv", pandas_csv(multi, cols))
+
+
+def main(argv):
+    if argv[1:2] == ["--sample"]:
+        sample_histories(argv[2], argv[3])
+        return
+    root = argv[-1]
+    rs = runs()
+    for d in ("wandb_history", "wandb_jsonl", "wandb_json", "verl", "mlruns", "trl", "bad"):
+        shutil.rmtree(f"{root}/{d}", ignore_errors=True)
+    long_table(rs, f"{root}/long.csv")
+    long_table(rs, f"{root}/long_bom_crlf.csv", bom_crlf=True)
+    wandb_tables(rs, root)
+    wandb_json(rs, root)
+    verl_file_logger(rs, root)
+    chart_export(rs, f"{root}/chart.csv")
+    chart_export(rs, f"{root}/chart_bucketed.csv", bucketed=True)
+    mlflow_files(rs, root)
+    mlflow_sqlite(rs, f"{root}/mlflow.db")
+    trl_states(rs, root)
+    binary_layouts(rs, root)
+    bad_inputs(root)
+    fuzz = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz")
+    if os.path.isdir(fuzz):
+        fuzz_seeds(root, fuzz)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,214 @@
+#pragma once
+// Which reader takes an input, never a silent guess. Directories are
+// sniffed by layout (MLflow <experiment>/<run>/metrics, TensorBoard
+// events.out.tfevents.*, checkpoint-*/trainer_state.json, W&B offline
+// *.wandb, .safetensors dumps); files by magic bytes ("SQLite format 3",
+// ":W&B", TFRecord framing), name (trainer_state.json), a leading '{' or
+// '[' (JSON) and, for CSV, the header (chart export "<run> - <metric>" /
+// __MIN columns, long table run+update, W&B history _step). An input no
+// reader takes gets a message naming what it looks like and what to do;
+// `--format` forces a reader. The binary readers (TensorBoard, W&B offline
+// logs) are entries of binary_readers(), present when their headers are.
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "../table.hpp"
+#include "fs_walk.hpp"
+#include "history.hpp"
+#include "json_history.hpp"
+#include "mlflow_files.hpp"
+#include "mlflow_sqlite.hpp"
+#include "trl_state.hpp"
+#include "wandb_chart.hpp"
+#include "wandb_history.hpp"
+
+#if __has_include("tensorboard.hpp")
+#include "tensorboard.hpp"
+#define LOGRATIO_CLI_HAVE_TENSORBOARD 1
+#endif
+#if __has_include("wandb_offline.hpp")
+#include "wandb_offline.hpp"
+#define LOGRATIO_CLI_HAVE_WANDB_OFFLINE 1
+#endif
+
+namespace logratio_cli::trackers {
+
+/// A reader of binary tracker files: `--format` name, what it reads, a
+/// sniffer for one file, the reader (nullptr when not built in).
+struct binary_reader {
+    const char* format;
+    const char* what;
+    bool (*looks_like)(const std::string& file);
+    history_set (*read)(const std::string& path);
+};
+
+inline bool tfevents_name(const fs::path& p) { return p.filename().string().find("tfevents") != std::string::npos; }
+inline bool wandb_log_name(const fs::path& p) { return p.extension() == ".wandb"; }
+
+inline const std::vector<binary_reader>& binary_readers() {
+    static const std::vector<binary_reader> r{
+#ifdef LOGRATIO_CLI_HAVE_TENSORBOARD
+        {"tensorboard", "TensorBoard", [](const std::string& f) { return tfevents_name(f) || looks_like_tfrecord(f); },
+         [](const std::string& p) { return read_tensorboard(p); }},
+#else
+        {"tensorboard", "TensorBoard", [](const std::string& f) { return tfevents_name(f); }, nullptr},
+#endif
+#ifdef LOGRATIO_CLI_HAVE_WANDB_OFFLINE
+        {"wandb-offline", "W&B offline log", [](const std::string& f) { return looks_like_wandb_log(f); },
+         [](const std::string& p) { return read_wandb_offline(p); }},
+#else
+        {"wandb-offline", "W&B offline log", [](const std::string& f) { return wandb_log_name(f); }, nullptr},
+#endif
+    };
+    return r;
+}
+
+/// What one input turned out to be.
+struct detected_input {
+    enum kind_t { long_table, dumps, history } kind = history;
+    text_table table;  ///< long_table
+    history_set set;   ///< history
+};
+
+/// The --format values.
+inline const std::vector<std::string>& format_names() {
+    static const std::vector<std::string> f{"auto", "long", "history", "wandb-history", "wandb-chart", "json",
+                                            "mlflow", "mlflow-sqlite", "trl", "tensorboard", "wandb-offline", "dumps"};
+    return f;
+}
+
+inline std::string head_bytes(const std::string& path, std::size_t n = 4096) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    std::string s(n, '\0');
+    f.read(&s[0], static_cast<std::streamsize>(n));
+    s.resize(static_cast<std::size_t>(f.gcount()));
+    return s;
+}
+
+inline std::string strip_bom(std::string text) {
+    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+    return text;
+}
+
+inline history_set read_binary(const std::string& format, const std::string& path) {
+    for (const auto& b : binary_readers())
+        if (format == b.format) {
+            if (!b.read)
+                throw logratio::error(path + ": a " + b.what + " input, but this build of logratio has no " + b.what +
+                                      " reader" +
+                                      (format == "wandb-offline" ? std::string("; export it with `wandb sync` and read the W&B history")
+                                                                 : std::string()));
+            return b.read(path);
+        }
+    throw logratio::error("no reader '" + format + "'");
+}
+
+/// The --format a directory's layout asks for ("" if none).
+inline std::string sniff_directory(const std::string& dir) {
+    if (!mlflow_run_dirs(dir).empty()) return "mlflow";
+    std::vector<fs::path> f;
+    find_files(dir, 5, tfevents_name, f);
+    if (!f.empty()) return "tensorboard";
+    find_files(dir, 4, [](const fs::path& p) { return p.filename() == "trainer_state.json"; }, f);
+    if (!f.empty()) return "trl";
+    find_files(dir, 4, wandb_log_name, f);
+    if (!f.empty()) return "wandb-offline";
+    find_files(dir, 8, [](const fs::path& p) { return p.extension() == ".safetensors"; }, f);
+    if (!f.empty()) return "dumps";
+    return "";
+}
+
+inline std::string unknown_directory_message(const std::string& dir) {
+    std::string files;
+    std::size_t n = 0;
+    for (const auto& e : sorted_entries(dir)) {
+        if (n++ == 8) {
+            files += ", ...";
+            break;
+        }
+        files += (files.empty() ? "" : ", ") + e.filename().string() + (is_dir(e) ? "/" : "");
+    }
+    return dir + ": a directory without a history logratio reads (no MLflow <experiment>/<run>/metrics/, no "
+                 "TensorBoard events.out.tfevents.*, no checkpoint-*/trainer_state.json, no W&B offline *.wandb, no "
+                 ".safetensors dumps; it holds: " + (files.empty() ? std::string("nothing") : files) +
+           "); give a file, or --format";
+}
+
+/// The --format a file's bytes ask for ("" if none); `table` is filled
+/// when the file was parsed as CSV to look at its header.
+inline std::string sniff_file(const std::string& path, text_table& table) {
+    const std::string head = head_bytes(path);
+    if (head.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0) return "mlflow-sqlite";
+    for (const auto& b : binary_readers())
+        if (b.looks_like(path)) return b.format;
+    if (fs::path(path).filename() == "trainer_state.json") return "trl";
+    const char c = first_significant_byte(head);
+    if (c == '{' || c == '[') {
+        if (c == '{') {  // a long table in JSON Lines has run and update keys
+            const std::string text = strip_bom(head.find('\n') != std::string::npos ? head : read_text_file(path));
+            const auto nl = text.find('\n');
+            try {
+                const auto j = parse_python_json(text.substr(0, nl), path);
+                if (j.is_object() && j.contains("run") && j.contains("update")) return "long";
+            } catch (const logratio::error&) {  // the JSON reader names the place
+            }
+        }
+        return "json";
+    }
+    if (head.find('\0') != std::string::npos) return "";
+    table = parse_csv(strip_bom(read_text_file(path)), path);
+    if (looks_like_chart_export(table)) return "wandb-chart";
+    if (table.column("run") && table.column("update")) return "long";
+    if (table.column("_step")) return "wandb-history";
+    return "";
+}
+
+inline std::string unknown_file_message(const std::string& path, const text_table& t) {
+    if (!t.columns.empty())
+        return path + ": a CSV table that is neither a long table (needs columns 'run' and 'update'), nor a W&B "
+                      "history (needs '_step'), nor a W&B chart export ('Step', '<run> - <metric>' columns); columns: " +
+               t.column_list() + "; add the columns, or name the layout with --format";
+    const std::string head = head_bytes(path, 16);
+    std::string hex;
+    for (unsigned char ch : head) {
+        char b[4];
+        std::snprintf(b, sizeof b, "%02x ", ch);
+        hex += b;
+    }
+    return path + ": a binary file logratio does not recognise (first bytes: " + hex +
+           "); logratio reads TensorBoard event files, W&B offline .wandb logs, MLflow SQLite stores and .safetensors dumps";
+}
+
+/// Reads one input with the reader `format` names ("auto": sniffed).
+inline detected_input read_input(const std::string& path, std::string format) {
+    detected_input d;
+    text_table sniffed;
+    if (format == "auto") {
+        format = is_dir(path) ? sniff_directory(path) : sniff_file(path, sniffed);
+        if (format.empty()) throw logratio::error(is_dir(path) ? unknown_directory_message(path) : unknown_file_message(path, sniffed));
+    }
+    auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
+    if (format == "dumps") d.kind = detected_input::dumps;
+    else if (format == "long") {
+        d.kind = detected_input::long_table;
+        const std::string text = strip_bom(read_text_file(path));
+        d.table = first_significant_byte(text) == '{' ? parse_jsonl(text, path) : parse_csv(text, path);
+    } else if (format == "history" || format == "wandb-history") {
+        const std::string head = head_bytes(path);
+        const char c = first_significant_byte(head);
+        d.set = c == '{' || c == '[' ? read_json_history_text(read_text_file(path), path) : read_wandb_history_table(table());
+    } else if (format == "wandb-chart") d.set = read_wandb_chart(table());
+    else if (format == "json") d.set = read_json_history_text(read_text_file(path), path);
+    else if (format == "mlflow") d.set = read_mlflow_files(path);
+    else if (format == "mlflow-sqlite") d.set = read_mlflow_sqlite(path);
+    else if (format == "trl") d.set = read_trl_states(path);
+    else d.set = read_binary(format, path);
+    return d;
+}
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,147 @@
+#pragma once
+// Collects one run's points as a reader meets them (appended, any order)
+// and hands back a run_history with every metric sorted by step. A
+// (metric, step) met twice with the same value (or NaN twice) is kept once;
+// with different values it is an error naming the file, both lines and the
+// step: readers never pick one of two conflicting numbers.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "history.hpp"
+
+namespace logratio_cli::trackers {
+
+class run_builder {
+public:
+    /// The points of one metric as read (any order; duplicates resolved in finish()).
+    struct entry {
+        point p;
+        std::size_t line;
+        std::uint32_t file;  ///< index into files_ (0: the run's source)
+    };
+    using series = std::vector<entry>;
+
+    run_builder() = default;
+    run_builder(std::string name, std::string source, std::string step_name) {
+        run_.name = std::move(name);
+        run_.source = std::move(source);
+        run_.step_name = std::move(step_name);
+    }
+    run_history& run() { return run_; }
+
+    /// The points of `metric`; readers may keep the reference (one per
+    /// column) and call add(series&, ...) to skip the name lookup.
+    series& of(const std::string& metric) { return points_[metric]; }
+
+    /// `line` is where the point was read (a line number, or 0 when the
+    /// format has none: the message then names `file` only).
+    void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
+        s.push_back(entry{point{step, value, wall_time}, line, file_index(file)});
+    }
+    void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
+             std::size_t line) {
+        add(of(metric), step, value, wall_time, file, line);
+    }
+    bool empty() const { return points_.empty(); }
+
+    /// The run with every metric sorted by step; a step met twice keeps one
+    /// point if the values agree (NaN and NaN agree), else it is an error.
+    run_history finish() {
+        for (auto& [metric, pts] : points_) {
+            const auto by_step = [](const entry& a, const entry& b) { return a.p.step < b.p.step; };
+            if (!std::is_sorted(pts.begin(), pts.end(), by_step)) std::stable_sort(pts.begin(), pts.end(), by_step);
+            auto& v = run_.metrics[metric];
+            v.clear();
+            v.reserve(pts.size());
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                if (i > 0 && pts[i].p.step == pts[i - 1].p.step) {
+                    check_same(metric, pts[i - 1], pts[i]);
+                    continue;
+                }
+                v.push_back(pts[i].p);
+            }
+            series().swap(pts);
+        }
+        points_.clear();
+        return std::move(run_);
+    }
+
+private:
+    void check_same(const std::string& metric, const entry& first, const entry& again) const {
+        const double a = first.p.value, b = again.p.value;
+        if (a == b || (std::isnan(a) && std::isnan(b))) return;
+        using logratio::detail::concat;
+        const std::string& f = files_[again.file];
+        throw logratio::format_error(concat(f, where(again.line), ": run '", run_.name, "', metric '", metric, "', step ",
+                                            again.p.step, ": ", b, " here but ", a, where_before(first, f),
+                                            " (conflicting duplicate step)"));
+    }
+    static std::string where(std::size_t line) { return line ? ": line " + std::to_string(line) : std::string(); }
+    std::string where_before(const entry& e, const std::string& file) const {
+        const std::string& f = files_[e.file];
+        if (f != file) return " in " + f + where(e.line);
+        return e.line ? " on line " + std::to_string(e.line) : std::string(" before");
+    }
+    std::uint32_t file_index(const std::string& file) {
+        if (files_.empty()) files_.push_back(run_.source);
+        if (&file == last_file_ || files_[last_] == file) {  // the same string object: no compare per point
+            last_file_ = &file;
+            return last_;
+        }
+        last_file_ = &file;
+        for (std::uint32_t i = 0; i < files_.size(); ++i)
+            if (files_[i] == file) return last_ = i;
+        files_.push_back(file);
+        return last_ = static_cast<std::uint32_t>(files_.size() - 1);
+    }
+    run_history run_;
+    std::map<std::string, series> points_;
+    std::vector<std::string> files_;  ///< the files points came from (a run may span several)
+    std::uint32_t last_ = 0;
+    const std::string* last_file_ = nullptr;
+};
+
+/// Every run of a reader, sorted by name (std::map keeps them so).
+inline std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs) {
+    std::vector<run_history> out;
+    out.reserve(runs.size());
+    for (auto& [name, b] : runs) out.push_back(b.finish());
+    return out;
+}
+
+/// The last path component without its extension ("a/b/run 1.csv" -> "run 1").
+inline std::string file_stem(const std::string& p) {
+    const auto slash = p.find_last_of('/');
+    std::string s = slash == std::string::npos ? p : p.substr(slash + 1);
+    const auto dot = s.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? s : s.substr(0, dot);
+}
+
+/// The name of the directory holding `p` ("" when `p` has no directory part).
+inline std::string parent_dir_name(const std::string& p) {
+    std::string d = p;
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    const auto slash = d.find_last_of('/');
+    if (slash == std::string::npos) return "";
+    d = d.substr(0, slash);
+    const auto s2 = d.find_last_of('/');
+    const std::string name = s2 == std::string::npos ? d : d.substr(s2 + 1);
+    return name == "." || name == ".." ? "" : name;
+}
+
+/// A step read as a double (CSV cell, JSON number) as an integer step: an
+/// error naming the place if it is not an integer within +-2^53.
+inline std::int64_t integer_step(double s, const std::string& place) {
+    if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
+        throw logratio::format_error(logratio::detail::concat(place, ": step ", s, " is not an integer (or beyond 2^53)"));
+    return static_cast<std::int64_t>(s);
+}
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,99 @@
+#pragma once
+// TRL / transformers trainer state: every checkpoint-<N>/ directory holds
+// trainer_state.json whose `log_history` lists the logged dicts, each with
+// `step` = the trainer's global step (huggingface/transformers
+// src/transformers/trainer.py Trainer.log appends {**logs, "step":
+// global_step}; trainer_callback.py TrainerState.save_to_json). TRL's GRPO
+// logs sampling/sampling_logp_difference/{mean,max} there (huggingface/trl
+// trl/trainer/grpo_trainer.py @f2cd5771). The run is the directory above
+// checkpoint-*; its latest checkpoint (largest N) holds the whole history
+// and wins. Input: a directory of runs (<run>/ or <group>/<run>/), one run,
+// one checkpoint directory or one trainer_state.json.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "../table.hpp"
+#include "fs_walk.hpp"
+#include "history.hpp"
+#include "lenient_json.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+/// N of "checkpoint-N", or -1.
+inline long checkpoint_number(const std::string& dir_name) {
+    if (dir_name.rfind("checkpoint-", 0) != 0 || dir_name.size() == 11) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(dir_name.c_str() + 11, &end, 10);
+    return *end ? -1 : n;
+}
+
+/// Each run directory's latest trainer_state.json.
+inline std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input) {
+    std::vector<fs::path> files;
+    if (is_file(input)) files.push_back(input);
+    else
+        find_files(input, 4, [](const fs::path& p) { return p.filename() == "trainer_state.json"; }, files);
+    std::map<fs::path, std::pair<long, fs::path>> best;
+    for (const auto& f : files) {
+        const fs::path ck = f.parent_path();
+        const long n = checkpoint_number(ck.filename().string());
+        const fs::path run = n >= 0 ? ck.parent_path() : ck;  // trainer_state.json also sits in output_dir
+        auto it = best.find(run);
+        if (it == best.end() || n > it->second.first) best[run] = {n, f};
+    }
+    std::map<fs::path, fs::path> out;
+    for (const auto& [run, e] : best) out[run] = e.second;
+    return out;
+}
+
+inline void read_log_history(const fs::path& file, run_builder& b) {
+    const std::string path = file.string();
+    const auto j = parse_python_json(read_text_file(path), path);
+    if (!j.is_object() || !j.contains("log_history") || !j["log_history"].is_array())
+        throw logratio::format_error(path + ": no 'log_history' list (not a transformers trainer_state.json)");
+    const auto& h = j["log_history"];
+    for (std::size_t i = 0; i < h.size(); ++i) {
+        const std::string place = path + ": log_history[" + std::to_string(i) + "]";
+        if (!h[i].is_object() || !h[i].contains("step")) throw logratio::format_error(place + ": an entry without 'step'");
+        const auto s = number_of(h[i]["step"]);
+        if (!s) throw logratio::format_error(place + ": 'step' is not a number");
+        const std::int64_t step = integer_step(*s, place);
+        for (auto it = h[i].begin(); it != h[i].end(); ++it) {
+            if (it.key() == "step" || it.value().is_null()) continue;
+            if (const auto v = number_of(it.value())) b.add(it.key(), step, *v, std::nan(""), path, 0);
+        }
+    }
+}
+
+inline history_set read_trl_states(const std::string& input) {
+    const auto states = latest_trainer_states(input);
+    if (states.empty()) throw logratio::format_error(input + ": no checkpoint-*/trainer_state.json");
+    const fs::path base = is_file(input) ? fs::path(input).parent_path() : fs::path(input);
+    std::map<std::string, run_builder> runs;
+    history_set out;
+    out.reader = "TRL trainer_state.json";
+    out.input = input;
+    for (const auto& [run_dir, file] : states) {
+        std::string name = run_dir.filename().string();
+        if (name.empty() || name == ".") name = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
+        if (runs.count(name))
+            throw logratio::format_error(run_dir.string() + ": run name '" + name + "' is also the name of " +
+                                         runs[name].run().source + " (two runs never merge)");
+        auto& b = runs.emplace(name, run_builder(name, file.string(), "TRL log_history step")).first->second;
+        const std::string rel = relative_name(run_dir, base);
+        const auto slash = rel.find('/');
+        if (slash != std::string::npos && rel.find('/', slash + 1) == std::string::npos) b.run().group = rel.substr(0, slash);
+        read_log_history(file, b);
+        if (file.parent_path() != run_dir) out.notes.push_back(name + ": read " + relative_name(file, base) + " (latest checkpoint)");
+    }
+    out.runs = finish_runs(runs);
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

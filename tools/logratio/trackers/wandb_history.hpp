@@ -1,0 +1,94 @@
+#pragma once
+// W&B run histories saved by pandas (DataFrame.to_csv): Run.history() and
+// scan_history() give one row per logging event with `_step` (W&B's event
+// counter), `_runtime`, `_timestamp` and sparse metric columns (empty where
+// an event did not log the key); Runs.histories(format="pandas")
+// concatenates several runs with a `run_id` column (wandb/wandb
+// wandb/apis/public/runs.py @00ff1266). A `run` or `name` column also names
+// runs. Rows of different runs are never merged; one (run, metric, _step)
+// with two different values is an error naming file, lines and step.
+// pandas' unnamed index column ("" or "Unnamed: 0") is ignored; cells
+// holding nested values ({...} / [...]: tables, histograms) are skipped
+// with a note.
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <logratio/error.hpp>
+
+#include "../table.hpp"
+#include "history.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+/// The column naming runs in a multi-run history table, if any.
+inline std::optional<std::size_t> history_run_column(const text_table& t) {
+    for (const char* k : {"run_id", "run", "name"})
+        if (auto c = t.column(k)) return c;
+    return std::nullopt;
+}
+
+inline bool is_pandas_index_column(const std::string& name) {
+    return name.empty() || name.rfind("Unnamed: ", 0) == 0;
+}
+
+inline history_set read_wandb_history_table(const text_table& t) {
+    using logratio::detail::concat;
+    const auto sc = t.column("_step");
+    if (!sc) throw logratio::format_error(t.path + ": a W&B history table needs a '_step' column (columns: " +
+                                          t.column_list() + ")");
+    const auto rc = history_run_column(t), tc = t.column("_timestamp");
+    std::vector<std::size_t> metric_cols;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& n = t.columns[c];
+        if (c == *sc || (rc && c == *rc) || n == "_runtime" || n == "_timestamp" || is_pandas_index_column(n)) continue;
+        metric_cols.push_back(c);
+    }
+    std::map<std::string, run_builder> runs;
+    std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column
+    std::set<std::string> skipped;
+    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+        const std::string place = concat(t.path, ": line ", t.line[i]);
+        const double s = parse_cell(t, i, *sc);
+        if (std::isnan(s)) throw logratio::format_error(place + ": empty '_step' cell");
+        const std::int64_t step = integer_step(s, place + ", column '_step'");
+        const std::string name = rc ? t.rows[i][*rc] : file_stem(t.path);
+        if (name.empty()) throw logratio::format_error(place + ": empty '" + t.columns[*rc] + "' cell");
+        auto it = runs.find(name);
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, t.path, "_step")).first;
+            auto& cache = series_of[name];
+            for (const auto c : metric_cols) cache.push_back(&it->second.of(t.columns[c]));
+        }
+        const auto& series = series_of[name];
+        const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
+        for (std::size_t k = 0; k < metric_cols.size(); ++k) {
+            const std::size_t c = metric_cols[k];
+            const std::string& cell = t.rows[i][c];
+            const auto b = cell.find_first_not_of(" \t");
+            if (b == std::string::npos) continue;  // not logged by this event
+            if (cell[b] == '{' || cell[b] == '[') {
+                skipped.insert(t.columns[c]);
+                continue;
+            }
+            it->second.add(*series[k], step, parse_cell(t, i, c), wall, t.path, t.line[i]);
+        }
+    }
+    history_set out;
+    out.reader = rc ? "W&B multi-run history table" : "W&B history table";
+    out.input = t.path;
+    if (runs.empty()) throw logratio::format_error(t.path + ": no rows");
+    out.runs = finish_runs(runs);
+    if (!rc) out.runs[0].group = parent_dir_name(t.path);
+    if (!skipped.empty()) {
+        std::string keys;
+        for (const auto& k : skipped) keys += (keys.empty() ? "" : ", ") + k;
+        out.notes.push_back(t.path + ": skipped nested values (tables, histograms, media) of: " + keys);
+    }
+    return out;
+}
+
+}  // namespace logratio_cli::trackers
