@@ -1,10 +1,30 @@
 """Shared inputs of the Python package's tests (run by ctest through pytest)."""
+import json
 import os
+import struct
 
 import numpy as np
 import pytest
 
 DATA = os.environ.get("LOGRATIO_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data"))
+
+
+_SAFETENSORS = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "I64": np.int64, "BOOL": np.bool_}
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file (the fixtures' dtypes) as numpy arrays."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=_SAFETENSORS[e["dtype"]]).reshape(e["shape"])
+    return out
 
 
 def to_bf16_bits(a):

@@ -3,28 +3,12 @@ the committed slime / TRL reference outputs (tests/gen_framework_reference.py) a
 import glob
 import json
 import os
-import struct
 
 import numpy as np
 import pytest
 
 import logratio
-from conftest import DATA
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    dtypes = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "BOOL": np.bool_, "I64": np.int64}
-    out = {}
-    for name, t in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=dtypes[t["dtype"]]).reshape(t["shape"])
-    return out
+from conftest import DATA, read_safetensors
 
 
 def mode_of(args):

@@ -3,30 +3,15 @@ compute_rollout_correction_and_rejection_mask at verl commit b178a3cd on padded.
 import glob
 import json
 import os
-import struct
 
 import numpy as np
 import pytest
 
-from conftest import DATA
+from conftest import DATA, read_safetensors
 from logratio.verl import compute_rollout_correction_and_rejection_mask
 
 torch = pytest.importorskip("torch")
 
-_SAFETENSORS = {"F32": np.float32, "F64": np.float64, "U8": np.uint8, "I64": np.int64, "BOOL": np.bool_}
-
-
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, e in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = e["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=_SAFETENSORS[e["dtype"]]).reshape(e["shape"])
-    return out
 
 
 CONFIGS = sorted(glob.glob(os.path.join(DATA, "*", "verl", "*")))

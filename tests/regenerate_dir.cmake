@@ -1,0 +1,27 @@
+# ctest helper: runs a deterministic generator CMD (a ;-list) that writes the
+# folder OUT, and compares every file under OUT matching GLOB (default: all)
+# with the committed folder REF, so the committed bytes are what the
+# generator in the repo makes.
+#   cmake -DCMD=gen;args;... -DOUT=dir -DREF=dir [-DGLOB=*.safetensors] -P regenerate_dir.cmake
+if(NOT GLOB)
+  set(GLOB "*")
+endif()
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${CMD} failed: ${rc}")
+endif()
+file(GLOB_RECURSE ref RELATIVE ${REF} LIST_DIRECTORIES false ${REF}/${GLOB})
+file(GLOB_RECURSE got RELATIVE ${OUT} LIST_DIRECTORIES false ${OUT}/${GLOB})
+list(LENGTH ref nref)
+list(LENGTH got ngot)
+if(NOT nref EQUAL ngot OR nref EQUAL 0)
+  message(FATAL_ERROR "${ngot} files regenerated, ${nref} committed")
+endif()
+foreach(f IN LISTS ref)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT}/${f} ${REF}/${f} RESULT_VARIABLE diff)
+  if(NOT diff EQUAL 0)
+    message(FATAL_ERROR "${f} differs from the committed file")
+  endif()
+endforeach()
+message(STATUS "${nref} files identical")
