@@ -30,6 +30,7 @@
 #include "panel_input.hpp"
 #include "runs_output.hpp"
 #include "safetensors.hpp"
+#include "tensor_names.hpp"
 
 namespace logratio_cli {
 
@@ -80,13 +81,7 @@ inline logratio::doctor::diagnosis diagnose_file(const std::string& path, const 
                                                  unsigned threads = 1) {
     mapped_file f(path);
     const auto st = parse_safetensors(f);
-    panel_tensors in;
-    in.train = st.find("train_logprobs");
-    in.rollout = st.find("rollout_logprobs");
-    in.mask = st.find("mask");
-    in.offsets = st.find("cu_seqlens");
-    if (!in.train) throw logratio::shape_error(path + ": missing tensor 'train_logprobs'");
-    if (!in.rollout) throw logratio::shape_error(path + ": missing tensor 'rollout_logprobs'");
+    const panel_tensors in = dump_tensors(st, path, "");
     const tensor* old = st.find(old_name.empty() ? std::string("old_logprobs") : old_name);
     if (!old && !old_name.empty()) throw logratio::shape_error(path + ": --old: no tensor '" + old_name + "'");
     try {

@@ -22,6 +22,7 @@
 #include "mapped_file.hpp"
 #include "panel_input.hpp"
 #include "safetensors.hpp"
+#include "tensor_names.hpp"
 #include "table.hpp"
 
 namespace logratio_cli {
@@ -120,11 +121,7 @@ inline dump_panel panel_of_dump(const std::string& path, const std::string& rel,
         if (end != u.c_str() + u.size()) throw logratio::error(path + ": __metadata__ update '" + u + "' is not a number");
     }
     if (d.group.empty()) d.group = "all";
-    panel_tensors in;
-    in.train = st.find("train_logprobs");
-    in.rollout = st.find("rollout_logprobs");
-    in.mask = st.find("mask");
-    in.offsets = st.find("cu_seqlens");
+    const panel_tensors in = dump_tensors(st, path, "");
     const tensor* old = st.find("old_logprobs");
     try {
         with_panel_view(in, [&](const auto& view) {

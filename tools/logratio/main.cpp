@@ -127,18 +127,8 @@ void load_inputs(const input_args& a, loaded_inputs& L) {
         L.files.push_back(std::make_unique<mapped_file>(a.file));
         L.st = logratio_cli::parse_safetensors(*L.files.back());
         std::string how;
-        const auto names = logratio_cli::choose_tensor_names(*L.st, a.flavour, how);
-        L.in.train = logratio_cli::first_present(*L.st, names.train);
-        L.in.rollout = logratio_cli::first_present(*L.st, names.rollout);
-        L.in.mask = logratio_cli::first_present(*L.st, names.mask);
-        L.in.offsets = L.st->find("cu_seqlens");
-        const std::string present = " (tensors present: " + logratio_cli::present_list(*L.st) + ")";
-        if (!L.in.train) throw logratio::shape_error(a.file + ": missing tensor '" + names.train[0] + "'" + present);
-        if (!L.in.rollout)
-            throw logratio::shape_error(a.file + ": missing tensor '" + names.rollout[0] + "'" + present);
-        if (!L.in.mask && !L.in.offsets)
-            throw logratio::shape_error(a.file + ": missing tensor: need '" + names.mask[0] +
-                                        "' (padded layout) or 'cu_seqlens' (packed layout)" + present);
+        logratio_cli::tensor_names names;
+        L.in = logratio_cli::dump_tensors(*L.st, a.file, a.flavour, &names, &how);
         if (!how.empty())
             std::fprintf(stderr, "logratio: %s's tensor names (%s): %s, %s, %s\n", names.label.c_str(), how.c_str(),
                          L.in.train->name.c_str(), L.in.rollout->name.c_str(),

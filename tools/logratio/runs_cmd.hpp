@@ -229,11 +229,7 @@ inline logratio::runs_analysis analyze(const runs_args& a, const loaded_runs& L)
 inline dump_histogram histogram_of_dump(const std::string& path) {
     mapped_file f(path);
     const auto st = parse_safetensors(f);
-    panel_tensors in;
-    in.train = st.find("train_logprobs");
-    in.rollout = st.find("rollout_logprobs");
-    in.mask = st.find("mask");
-    in.offsets = st.find("cu_seqlens");
+    const panel_tensors in = dump_tensors(st, path, "");
     std::vector<double> d;
     with_panel_view(in, [&](const auto& v) {
         for (std::uint64_t i = 0; i < v.size(); ++i)

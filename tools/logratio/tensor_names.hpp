@@ -15,6 +15,7 @@
 
 #include <logratio/error.hpp>
 
+#include "panel_input.hpp"
 #include "safetensors.hpp"
 
 namespace logratio_cli {
@@ -72,6 +73,31 @@ inline tensor_names choose_tensor_names(const safetensors_file& st, const std::s
     if (found.empty()) return all[0];  // the caller names what is missing
     how = "detected";
     return *found[0];
+}
+
+/// The trainer / rollout / mask (or cu_seqlens) tensors of a dump under the
+/// names choose_tensor_names() picks -- the one reader of a dump's inputs
+/// for panel, correct, doctor, runs and report. A missing tensor is a
+/// shape_error naming the file and listing the tensors present. `how`
+/// (may be null) says why a framework's names were read ("" for logratio's).
+inline panel_tensors dump_tensors(const safetensors_file& st, const std::string& path, const std::string& flavour,
+                                  tensor_names* chosen = nullptr, std::string* how = nullptr) {
+    std::string why;
+    const tensor_names names = choose_tensor_names(st, flavour, why);
+    panel_tensors in;
+    in.train = first_present(st, names.train);
+    in.rollout = first_present(st, names.rollout);
+    in.mask = first_present(st, names.mask);
+    in.offsets = st.find("cu_seqlens");
+    const std::string present = " (tensors present: " + present_list(st) + ")";
+    if (!in.train) throw logratio::shape_error(path + ": missing tensor '" + names.train[0] + "'" + present);
+    if (!in.rollout) throw logratio::shape_error(path + ": missing tensor '" + names.rollout[0] + "'" + present);
+    if (!in.mask && !in.offsets)
+        throw logratio::shape_error(path + ": missing tensor: need '" + names.mask[0] +
+                                    "' (padded layout) or 'cu_seqlens' (packed layout)" + present);
+    if (chosen) *chosen = names;
+    if (how) *how = why;
+    return in;
 }
 
 }  // namespace logratio_cli
