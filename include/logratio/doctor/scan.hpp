@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <xsimd/xsimd.hpp>
+
 #include "../detail/parallel.hpp"
 #include "../dtype.hpp"
 #include "../view.hpp"
@@ -287,7 +289,8 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
 /// loop with an accumulator per shift (independent add chains), the two
 /// slots at each end by the bounds-checked loop. Returns the number of
 /// usable tokens with |δ| > big_delta (the desync scan's trigger).
-inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
+/// The scalar reference of scan_pairs (tests compare the two).
+inline std::size_t scan_pairs_scalar(const scan_scratch& w, scan_state& st) {
     constexpr int K = scan_state::max_shift;
     const std::size_t n = w.ok.size();
     const double* t = w.t.data();
@@ -323,6 +326,68 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
         st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(cnt[s]);
     }
     return big;
+}
+
+/// scan_pairs_scalar with the interior slots in xsimd batches of doubles
+/// (the default arch of the build level): the same per-token terms, summed
+/// lane-wise, so only the summation order differs (counts are exact: sums
+/// of 0/1 in doubles). The edge and tail slots go through the scalar code.
+inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
+    using B = xsimd::batch<double>;
+    constexpr std::size_t L = B::size;
+    constexpr int K = scan_state::max_shift;
+    constexpr std::size_t K2 = static_cast<std::size_t>(K);
+    const std::size_t n = w.ok.size();
+    if (n < 2 * K2 + L) return scan_pairs_scalar(w, st);
+    const double* t = w.t.data();
+    const double* r = w.r.data();
+    const double* ok = w.ok.data();
+    B sum[2 * K + 1], cnt[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) sum[s] = cnt[s] = B(0.0);
+    B big(0.0);
+    const B one(1.0), zero(0.0), limit(scan_state::big_delta);
+    std::size_t k = K2;
+    for (; k + L + K2 <= n; k += L) {
+        const B tk = B::load_unaligned(t + k), ok_k = B::load_unaligned(ok + k);
+        for (int s = -K; s <= K; ++s) {
+            const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
+            const B both = ok_k * B::load_unaligned(ok + j);
+            sum[s + K] += both * xsimd::abs(tk - B::load_unaligned(r + j));
+            cnt[s + K] += both;
+        }
+        big += xsimd::select(xsimd::abs(tk - B::load_unaligned(r + k)) > limit, one, zero);
+    }
+    double ssum[2 * K + 1], scnt[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) {
+        ssum[s] = xsimd::hadd(sum[s]);
+        scnt[s] = xsimd::hadd(cnt[s]);
+    }
+    std::size_t nbig = static_cast<std::size_t>(xsimd::hadd(big));
+    for (; k < n; ++k) {  // the tail and the last K slots, bounds-checked
+        for (int s = -K; s <= K; ++s) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) + s;
+            if (j >= static_cast<std::ptrdiff_t>(n)) continue;
+            const double both = ok[k] * ok[static_cast<std::size_t>(j)];
+            ssum[s + K] += both * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
+            scnt[s + K] += both;
+        }
+        nbig += std::fabs(t[k] - r[k]) > scan_state::big_delta;
+    }
+    for (std::size_t k0 = 0; k0 < K2; ++k0) {  // the first K slots
+        for (int s = -K; s <= K; ++s) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k0) + s;
+            if (j < 0) continue;
+            const double both = ok[k0] * ok[static_cast<std::size_t>(j)];
+            ssum[s + K] += both * std::fabs(t[k0] - r[static_cast<std::size_t>(j)]);
+            scnt[s + K] += both;
+        }
+        nbig += std::fabs(t[k0] - r[k0]) > scan_state::big_delta;
+    }
+    for (int s = 0; s <= 2 * K; ++s) {
+        st.shift_abs[static_cast<std::size_t>(s)] += ssum[s];
+        st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(scnt[s]);
+    }
+    return nbig;
 }
 
 /// The slot where a desync change point cuts the sequence (n when none);
