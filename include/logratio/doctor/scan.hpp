@@ -19,6 +19,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <xsimd/xsimd.hpp>
@@ -220,8 +221,19 @@ inline bool note_fill(fill_stats& f, double x, double other, std::uint64_t k, st
 }
 
 /// A token that is not plainly usable: NaN, positive, an exact 0.0, or <= -50.
+/// Non-short-circuit (&): no branch per token (the mask and these tests
+/// are data-dependent; branches on them mispredict).
 inline bool unusual(double t, double r) noexcept {
-    return !(t < 0.0 && r < 0.0 && t > -50.0 && r > -50.0) || t > 1e-6 || r > 1e-6;
+    return !((t < 0.0) & (r < 0.0) & (t > -50.0) & (r > -50.0));
+}
+
+/// x where keep, else +0.0 (NaN included), without a branch.
+inline double kept_or_zero(double x, bool keep) noexcept {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    bits &= std::uint64_t(0) - static_cast<std::uint64_t>(keep);
+    std::memcpy(&x, &bits, 8);
+    return x;
 }
 
 /// Classifies the rare tokens of a sequence (filled values, NaN, positive
@@ -252,32 +264,43 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
 }
 
 /// Converts sequence [b, e) into w; returns false when no token is masked in.
-/// first: the first masked-in slot.
+/// first: the first masked-in slot. The conversion loop has no branch: the
+/// mask and the usable test are 80/20 and 98/2 coin flips in real dumps, so
+/// branches on them mispredict; the rare slots are written unconditionally
+/// and the count advanced by 0 or 1.
 template <class T, class M>
 bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
                    std::uint64_t& first) {
     const std::uint64_t n = e - b;
+    std::uint64_t lo = 0, last = n;
+    while (lo < n && !v.counts(b + lo)) ++lo;
+    if (lo == n) return false;
+    while (!v.counts(b + last - 1)) --last;
+    --last;
     w.t.resize(n);
     w.r.resize(n);
     w.ok.resize(n);
-    w.rare.clear();
+    w.rare.resize(n + 1);
     const T* tp = v.train() + b;
     const T* rp = v.rollout() + b;
-    std::uint64_t lo = n, last = 0, usable = 0;
+    double* wt = w.t.data();
+    double* wr = w.r.data();
+    double* wo = w.ok.data();
+    std::uint64_t* rare = w.rare.data();
+    std::uint64_t usable = 0, nrare = 0;
     for (std::uint64_t k = 0; k < n; ++k) {
         const bool on = v.counts(b + k);
         const double t = logratio::to_double(tp[k]), r = logratio::to_double(rp[k]);
         const bool odd = unusual(t, r);
-        const bool use = on && !odd;
-        w.t[k] = use ? t : 0.0;
-        w.r[k] = use ? r : 0.0;
-        w.ok[k] = use ? 1.0 : 0.0;
+        const bool use = on & !odd;
+        wt[k] = kept_or_zero(t, use);
+        wr[k] = kept_or_zero(r, use);
+        wo[k] = static_cast<double>(use);
         usable += use;
-        lo = on && lo == n ? k : lo;
-        last = on ? k : last;
-        if (on && odd) w.rare.push_back(k);
+        rare[nrare] = k;
+        nrare += on & odd;
     }
-    if (lo == n) return false;
+    w.rare.resize(nrare);
     ++st.sequences;
     st.usable += usable;
     first = lo;
