@@ -197,6 +197,7 @@ inline bool change_point(const std::vector<float>& a, std::size_t& at) {
 struct scan_scratch {
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
     std::vector<float> a;
+    std::vector<double> k3;  ///< kl_k3's term per slot (scan_bucket's SIMD sums, then the scatter)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
     std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, 2> prob{};  ///< even, odd slots
     std::vector<std::uint64_t> joint = std::vector<std::uint64_t>(prob_axis::bins * prob_axis::bins + 1, 0);
@@ -436,8 +437,9 @@ inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) 
 }
 
 /// The breakdown sums of slots [k0, k1) of one loaded sequence, all in
-/// position bucket pb: the bucket's sums stay in registers.
-inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+/// position bucket pb: the bucket's sums stay in registers. The scalar
+/// reference of scan_bucket (tests compare the two).
+inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     double sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     std::uint64_t cnt = 0, neg = 0, pos = 0, tail = 0;  // integer counters: no int-to-double conversions
@@ -480,6 +482,95 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
     st.negative += neg;
     st.positive += pos;
     st.above_tail += tail;
+}
+
+/// scan_bucket_scalar with the per-token arithmetic and the bucket's sums in
+/// xsimd batches of doubles (counts as sums of 0/1: exact); kl_k3's term is
+/// kept per slot for the probability scatter, which stays scalar (a table
+/// bin per side and histogram increments). Only the summation order differs.
+inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+                        std::size_t k1) {
+    using B = xsimd::batch<double>;
+    constexpr std::size_t L = B::size;
+    if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
+    const double* tp = w.t.data();
+    const double* rp = w.r.data();
+    const double* okp = w.ok.data();
+    double* k3p = w.k3.data();
+    const B zero(0.0), one(1.0), small(0.0625), tail_delta(scan_state::tail_delta);
+    B sd = zero, sa = zero, mx = zero, s3 = zero, sx = zero, sy = zero, sxx = zero, sxy = zero;
+    B cnt = zero, neg = zero, pos = zero, tail = zero;
+    std::size_t k = k0;
+    for (; k + L <= k1; k += L) {
+        const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
+        const B d2 = d * d;
+        B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
+        k3.store_unaligned(k3p + k);
+        if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
+            for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
+            k3 = B::load_unaligned(k3p + k);
+        }
+        cnt += B::load_unaligned(okp + k);
+        sd += d;
+        sa += ad;
+        mx = xsimd::max(mx, ad);
+        s3 += k3;
+        sx += t;
+        sy += r;
+        sxx += t * t;
+        sxy += t * r;
+        neg += xsimd::select(d < zero, one, zero);
+        pos += xsimd::select(d > zero, one, zero);
+        tail += xsimd::select(ad > tail_delta, one, zero);
+    }
+    double hsd = xsimd::hadd(sd), hsa = xsimd::hadd(sa), hs3 = xsimd::hadd(s3), hsx = xsimd::hadd(sx),
+           hsy = xsimd::hadd(sy), hsxx = xsimd::hadd(sxx), hsxy = xsimd::hadd(sxy);
+    double hmx = 0;
+    alignas(64) double lanes[L];
+    mx.store_aligned(lanes);
+    for (double x : lanes) hmx = std::max(hmx, x);
+    auto count = [](const B& b) { return static_cast<std::uint64_t>(xsimd::hadd(b)); };
+    std::uint64_t ncnt = count(cnt), nneg = count(neg), npos = count(pos), ntail = count(tail);
+    for (; k < k1; ++k) {  // the tail slots
+        const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
+        k3p[k] = k3_term(d);
+        ncnt += okp[k] != 0.0;
+        hsd += d;
+        hsa += ad;
+        hmx = std::max(hmx, ad);
+        hs3 += k3p[k];
+        hsx += t;
+        hsy += r;
+        hsxx += t * t;
+        hsxy += t * r;
+        nneg += d < 0;
+        npos += d > 0;
+        ntail += ad > scan_state::tail_delta;
+    }
+    constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
+    const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
+    for (k = k0; k < k1; ++k) {  // the scatter into the probability breakdowns
+        const double t = tp[k], r = rp[k];
+        const bool use = okp[k] != 0.0;
+        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
+        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(t - r, k3p[k]);
+        ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
+    }
+    delta_stats& p = st.bd.by_position[pb];
+    p.count += ncnt;
+    p.sum_delta += hsd;
+    p.sum_abs += hsa;
+    p.max_abs = std::max(p.max_abs, hmx);
+    p.sum_k3 += hs3;
+    slope_sums& sl = st.slope[pb];
+    sl.n += ncnt;
+    sl.sx += hsx;
+    sl.sy += hsy;
+    sl.sxx += hsxx;
+    sl.sxy += hsxy;
+    st.negative += nneg;
+    st.positive += npos;
+    st.above_tail += ntail;
 }
 
 /// The sums of one loaded sequence. Tokens after a desync change point are
