@@ -19,7 +19,10 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#include <xsimd/xsimd.hpp>
 
 #include "../detail/parallel.hpp"
 #include "../dtype.hpp"
@@ -194,6 +197,7 @@ inline bool change_point(const std::vector<float>& a, std::size_t& at) {
 struct scan_scratch {
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
     std::vector<float> a;
+    std::vector<double> k3;  ///< kl_k3's term per slot (scan_bucket's SIMD sums, then the scatter)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
     std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, 2> prob{};  ///< even, odd slots
     std::vector<std::uint64_t> joint = std::vector<std::uint64_t>(prob_axis::bins * prob_axis::bins + 1, 0);
@@ -218,8 +222,19 @@ inline bool note_fill(fill_stats& f, double x, double other, std::uint64_t k, st
 }
 
 /// A token that is not plainly usable: NaN, positive, an exact 0.0, or <= -50.
+/// Non-short-circuit (&): no branch per token (the mask and these tests
+/// are data-dependent; branches on them mispredict).
 inline bool unusual(double t, double r) noexcept {
-    return !(t < 0.0 && r < 0.0 && t > -50.0 && r > -50.0) || t > 1e-6 || r > 1e-6;
+    return !((t < 0.0) & (r < 0.0) & (t > -50.0) & (r > -50.0));
+}
+
+/// x where keep, else +0.0 (NaN included), without a branch.
+inline double kept_or_zero(double x, bool keep) noexcept {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, 8);
+    bits &= std::uint64_t(0) - static_cast<std::uint64_t>(keep);
+    std::memcpy(&x, &bits, 8);
+    return x;
 }
 
 /// Classifies the rare tokens of a sequence (filled values, NaN, positive
@@ -250,32 +265,43 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
 }
 
 /// Converts sequence [b, e) into w; returns false when no token is masked in.
-/// first: the first masked-in slot.
+/// first: the first masked-in slot. The conversion loop has no branch: the
+/// mask and the usable test are 80/20 and 98/2 coin flips in real dumps, so
+/// branches on them mispredict; the rare slots are written unconditionally
+/// and the count advanced by 0 or 1.
 template <class T, class M>
 bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
                    std::uint64_t& first) {
     const std::uint64_t n = e - b;
+    std::uint64_t lo = 0, last = n;
+    while (lo < n && !v.counts(b + lo)) ++lo;
+    if (lo == n) return false;
+    while (!v.counts(b + last - 1)) --last;
+    --last;
     w.t.resize(n);
     w.r.resize(n);
     w.ok.resize(n);
-    w.rare.clear();
+    w.rare.resize(n + 1);
     const T* tp = v.train() + b;
     const T* rp = v.rollout() + b;
-    std::uint64_t lo = n, last = 0, usable = 0;
+    double* wt = w.t.data();
+    double* wr = w.r.data();
+    double* wo = w.ok.data();
+    std::uint64_t* rare = w.rare.data();
+    std::uint64_t usable = 0, nrare = 0;
     for (std::uint64_t k = 0; k < n; ++k) {
         const bool on = v.counts(b + k);
         const double t = logratio::to_double(tp[k]), r = logratio::to_double(rp[k]);
         const bool odd = unusual(t, r);
-        const bool use = on && !odd;
-        w.t[k] = use ? t : 0.0;
-        w.r[k] = use ? r : 0.0;
-        w.ok[k] = use ? 1.0 : 0.0;
+        const bool use = on & !odd;
+        wt[k] = kept_or_zero(t, use);
+        wr[k] = kept_or_zero(r, use);
+        wo[k] = static_cast<double>(use);
         usable += use;
-        lo = on && lo == n ? k : lo;
-        last = on ? k : last;
-        if (on && odd) w.rare.push_back(k);
+        rare[nrare] = k;
+        nrare += on & odd;
     }
-    if (lo == n) return false;
+    w.rare.resize(nrare);
     ++st.sequences;
     st.usable += usable;
     first = lo;
@@ -287,7 +313,8 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
 /// loop with an accumulator per shift (independent add chains), the two
 /// slots at each end by the bounds-checked loop. Returns the number of
 /// usable tokens with |δ| > big_delta (the desync scan's trigger).
-inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
+/// The scalar reference of scan_pairs (tests compare the two).
+inline std::size_t scan_pairs_scalar(const scan_scratch& w, scan_state& st) {
     constexpr int K = scan_state::max_shift;
     const std::size_t n = w.ok.size();
     const double* t = w.t.data();
@@ -325,6 +352,68 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
     return big;
 }
 
+/// scan_pairs_scalar with the interior slots in xsimd batches of doubles
+/// (the default arch of the build level): the same per-token terms, summed
+/// lane-wise, so only the summation order differs (counts are exact: sums
+/// of 0/1 in doubles). The edge and tail slots go through the scalar code.
+inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
+    using B = xsimd::batch<double>;
+    constexpr std::size_t L = B::size;
+    constexpr int K = scan_state::max_shift;
+    constexpr std::size_t K2 = static_cast<std::size_t>(K);
+    const std::size_t n = w.ok.size();
+    if (n < 2 * K2 + L) return scan_pairs_scalar(w, st);
+    const double* t = w.t.data();
+    const double* r = w.r.data();
+    const double* ok = w.ok.data();
+    B sum[2 * K + 1], cnt[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) sum[s] = cnt[s] = B(0.0);
+    B big(0.0);
+    const B one(1.0), zero(0.0), limit(scan_state::big_delta);
+    std::size_t k = K2;
+    for (; k + L + K2 <= n; k += L) {
+        const B tk = B::load_unaligned(t + k), ok_k = B::load_unaligned(ok + k);
+        for (int s = -K; s <= K; ++s) {
+            const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
+            const B both = ok_k * B::load_unaligned(ok + j);
+            sum[s + K] += both * xsimd::abs(tk - B::load_unaligned(r + j));
+            cnt[s + K] += both;
+        }
+        big += xsimd::select(xsimd::abs(tk - B::load_unaligned(r + k)) > limit, one, zero);
+    }
+    double ssum[2 * K + 1], scnt[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) {
+        ssum[s] = xsimd::hadd(sum[s]);
+        scnt[s] = xsimd::hadd(cnt[s]);
+    }
+    std::size_t nbig = static_cast<std::size_t>(xsimd::hadd(big));
+    for (; k < n; ++k) {  // the tail and the last K slots, bounds-checked
+        for (int s = -K; s <= K; ++s) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) + s;
+            if (j >= static_cast<std::ptrdiff_t>(n)) continue;
+            const double both = ok[k] * ok[static_cast<std::size_t>(j)];
+            ssum[s + K] += both * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
+            scnt[s + K] += both;
+        }
+        nbig += std::fabs(t[k] - r[k]) > scan_state::big_delta;
+    }
+    for (std::size_t k0 = 0; k0 < K2; ++k0) {  // the first K slots
+        for (int s = -K; s <= K; ++s) {
+            const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k0) + s;
+            if (j < 0) continue;
+            const double both = ok[k0] * ok[static_cast<std::size_t>(j)];
+            ssum[s + K] += both * std::fabs(t[k0] - r[static_cast<std::size_t>(j)]);
+            scnt[s + K] += both;
+        }
+        nbig += std::fabs(t[k0] - r[k0]) > scan_state::big_delta;
+    }
+    for (int s = 0; s <= 2 * K; ++s) {
+        st.shift_abs[static_cast<std::size_t>(s)] += ssum[s];
+        st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(scnt[s]);
+    }
+    return nbig;
+}
+
 /// The slot where a desync change point cuts the sequence (n when none);
 /// big: its usable tokens with |δ| > big_delta.
 inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) {
@@ -348,8 +437,9 @@ inline std::size_t desync_cut(scan_scratch& w, scan_state& st, std::size_t big) 
 }
 
 /// The breakdown sums of slots [k0, k1) of one loaded sequence, all in
-/// position bucket pb: the bucket's sums stay in registers.
-inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+/// position bucket pb: the bucket's sums stay in registers. The scalar
+/// reference of scan_bucket (tests compare the two).
+inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     double sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     std::uint64_t cnt = 0, neg = 0, pos = 0, tail = 0;  // integer counters: no int-to-double conversions
@@ -392,6 +482,95 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
     st.negative += neg;
     st.positive += pos;
     st.above_tail += tail;
+}
+
+/// scan_bucket_scalar with the per-token arithmetic and the bucket's sums in
+/// xsimd batches of doubles (counts as sums of 0/1: exact); kl_k3's term is
+/// kept per slot for the probability scatter, which stays scalar (a table
+/// bin per side and histogram increments). Only the summation order differs.
+inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+                        std::size_t k1) {
+    using B = xsimd::batch<double>;
+    constexpr std::size_t L = B::size;
+    if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
+    const double* tp = w.t.data();
+    const double* rp = w.r.data();
+    const double* okp = w.ok.data();
+    double* k3p = w.k3.data();
+    const B zero(0.0), one(1.0), small(0.0625), tail_delta(scan_state::tail_delta);
+    B sd = zero, sa = zero, mx = zero, s3 = zero, sx = zero, sy = zero, sxx = zero, sxy = zero;
+    B cnt = zero, neg = zero, pos = zero, tail = zero;
+    std::size_t k = k0;
+    for (; k + L <= k1; k += L) {
+        const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
+        const B d2 = d * d;
+        B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
+        k3.store_unaligned(k3p + k);
+        if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
+            for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
+            k3 = B::load_unaligned(k3p + k);
+        }
+        cnt += B::load_unaligned(okp + k);
+        sd += d;
+        sa += ad;
+        mx = xsimd::max(mx, ad);
+        s3 += k3;
+        sx += t;
+        sy += r;
+        sxx += t * t;
+        sxy += t * r;
+        neg += xsimd::select(d < zero, one, zero);
+        pos += xsimd::select(d > zero, one, zero);
+        tail += xsimd::select(ad > tail_delta, one, zero);
+    }
+    double hsd = xsimd::hadd(sd), hsa = xsimd::hadd(sa), hs3 = xsimd::hadd(s3), hsx = xsimd::hadd(sx),
+           hsy = xsimd::hadd(sy), hsxx = xsimd::hadd(sxx), hsxy = xsimd::hadd(sxy);
+    double hmx = 0;
+    alignas(64) double lanes[L];
+    mx.store_aligned(lanes);
+    for (double x : lanes) hmx = std::max(hmx, x);
+    auto count = [](const B& b) { return static_cast<std::uint64_t>(xsimd::hadd(b)); };
+    std::uint64_t ncnt = count(cnt), nneg = count(neg), npos = count(pos), ntail = count(tail);
+    for (; k < k1; ++k) {  // the tail slots
+        const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
+        k3p[k] = k3_term(d);
+        ncnt += okp[k] != 0.0;
+        hsd += d;
+        hsa += ad;
+        hmx = std::max(hmx, ad);
+        hs3 += k3p[k];
+        hsx += t;
+        hsy += r;
+        hsxx += t * t;
+        hsxy += t * r;
+        nneg += d < 0;
+        npos += d > 0;
+        ntail += ad > scan_state::tail_delta;
+    }
+    constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
+    const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
+    for (k = k0; k < k1; ++k) {  // the scatter into the probability breakdowns
+        const double t = tp[k], r = rp[k];
+        const bool use = okp[k] != 0.0;
+        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
+        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(t - r, k3p[k]);
+        ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
+    }
+    delta_stats& p = st.bd.by_position[pb];
+    p.count += ncnt;
+    p.sum_delta += hsd;
+    p.sum_abs += hsa;
+    p.max_abs = std::max(p.max_abs, hmx);
+    p.sum_k3 += hs3;
+    slope_sums& sl = st.slope[pb];
+    sl.n += ncnt;
+    sl.sx += hsx;
+    sl.sy += hsy;
+    sl.sxx += hsxx;
+    sl.sxy += hsxy;
+    st.negative += nneg;
+    st.positive += npos;
+    st.above_tail += ntail;
 }
 
 /// The sums of one loaded sequence. Tokens after a desync change point are
