@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 #include <vector>
+#include <cmath>
 
 #include <logratio/logratio.hpp>
 
@@ -117,6 +119,41 @@ void kll_merge_64(benchmark::State& st) {
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * 64));  // sketches merged
 }
 BENCHMARK(kll_merge_64)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Issue 18's shape: B = 256 x T = 4096 bf16 log-probs, variable lengths,
+// heavy-tailed delta (student-t 1.5), 12 exact quantiles. bf16 inputs give
+// few distinct delta values (delta = 0 alone ~15% of the tokens): the
+// heavy-ties case of the bracket pass. (bench/python_vs_torch.py draws the
+// same distributions with torch; numpy.quantile there takes ~22 ms.)
+void exact_quantiles_bf16_ties(benchmark::State& st) {
+    static const auto d = [] {
+        const std::size_t B = 256, T = 4096;
+        std::vector<logratio::bfloat16> train(B * T), rollout(B * T);
+        std::vector<std::uint8_t> mask(B * T);
+        std::mt19937_64 g(18);
+        std::student_t_distribution<float> t3(3.0f), t15(1.5f);
+        std::uniform_int_distribution<std::size_t> len(T / 8, T);
+        for (std::size_t b = 0; b < B; ++b) {
+            const std::size_t n = len(g);
+            for (std::size_t i = 0; i < T; ++i) {
+                const float r = -std::fabs(t3(g)) * 0.8f;
+                rollout[b * T + i] = logratio::to_bfloat16(r);
+                train[b * T + i] = logratio::to_bfloat16(std::min(r + 0.01f * t15(g), 0.0f));
+                mask[b * T + i] = i < n;
+            }
+        }
+        return std::make_tuple(train, rollout, mask);
+    }();
+    const auto& [train, rollout, mask] = d;
+    auto v = logratio::padded(train, rollout, mask, 256, 4096);
+    const std::vector<double> q12{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999};
+    logratio::quantile_workspace ws;
+    for (auto _ : st) {
+        auto q = logratio::quantiles(v, logratio::quantile_of::delta, q12, {}, ws);
+        benchmark::DoNotOptimize(q);
+    }
+}
+BENCHMARK(exact_quantiles_bf16_ties)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

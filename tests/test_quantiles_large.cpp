@@ -56,3 +56,59 @@ TEST_CASE("quantiles of a large view equal radix select exactly") {
     REQUIRE(p.delta_quantiles.size() == 7);
     CHECK(p.delta_quantiles[3].second == reference(v, Q::delta, {0.5}, {})[0]);
 }
+
+TEST_CASE("quantiles of a large view with heavy ties (bf16-like delta) equal radix select exactly") {
+    // Few distinct values, delta = 0 alone ~20% of the tokens: the bracket
+    // pass counts such heavy values instead of storing them (issue 18).
+    const std::size_t n = std::size_t(1) << 20;  // the smallest view that takes the bracket path
+    std::vector<float> t(n), r(n);
+    std::vector<std::uint8_t> m(n);
+    std::mt19937_64 g(18);
+    std::student_t_distribution<float> heavy(1.5f);
+    std::bernoulli_distribution keep(0.7);
+    for (std::size_t i = 0; i < n; ++i) {
+        r[i] = -0.25f * static_cast<float>(i % 13);
+        const float d = std::round(0.02f * heavy(g) * 256.0f) / 256.0f;  // multiples of 2^-8
+        t[i] = std::min(r[i] + d, 0.0f);
+        m[i] = keep(g);
+    }
+    const std::vector<double> probs{0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 0.95, 0.99, 0.999, 1};
+    using Q = logratio::quantile_of;
+    auto v = logratio::padded(t, r, m, n / 1024, 1024);
+    for (Q what : {Q::delta, Q::abs_delta, Q::ratio}) {
+        for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "hazen"}) {
+            CAPTURE(method);
+            CAPTURE(static_cast<int>(what));
+            logratio::quantile_options o;
+            o.method = logratio::parse_quantile_method(method);
+            CHECK(logratio::quantiles(v, what, probs, o) == reference(v, what, probs, o));
+        }
+    }
+    // ranks at the edges of the long runs of equal values (and next to them)
+    logratio::quantile_workspace ws;
+    logratio::gather_quantity(v, Q::delta, {}, ws);
+    std::vector<double> sorted = ws.values;
+    std::sort(sorted.begin(), sorted.end());
+    const double last = static_cast<double>(sorted.size() - 1);
+    std::vector<double> edges;
+    for (std::size_t i = 0, run = 0; i < sorted.size(); ++i, ++run) {
+        if (i > 0 && sorted[i] != sorted[i - 1]) {
+            if (run > sorted.size() / 200) {
+                for (double e : {double(i - run), double(i - 1)})
+                    for (double k : {e - 1, e, e + 1}) edges.push_back(std::min(std::max(k, 0.0), last) / last);
+            }
+            run = 0;
+        }
+    }
+    REQUIRE(edges.size() >= 30);
+    for (const char* method : {"linear", "lower", "higher"}) {
+        logratio::quantile_options o;
+        o.method = logratio::parse_quantile_method(method);
+        CAPTURE(method);
+        CHECK(logratio::quantiles(v, Q::delta, edges, o) == reference(v, Q::delta, edges, o));
+        for (std::size_t k = 0; k < edges.size(); k += 6) {
+            const std::vector<double> two{edges[k], edges[k + 1]};
+            CHECK(logratio::quantiles(v, Q::delta, two, o) == reference(v, Q::delta, two, o));
+        }
+    }
+}
