@@ -20,6 +20,8 @@ def mode_of(args):
         i += 1 if value is None else 2
         if key == "mode":
             mode = value
+        elif key == "flavour":
+            continue  # correct(flavour=) is given from the config's folder below
         elif value is None:
             opts[key] = True
         else:
