@@ -11,7 +11,8 @@ batch["rollout_is_weights"] when verl is installed, else an object with the
 same ``.batch`` mapping), the response mask with the rejections applied (the
 input mask's dtype), and the metrics under verl's ``rollout_corr/`` names.
 The older keyword arguments (rollout_rs_threshold_lower,
-rollout_token_veto_threshold) are accepted too.
+rollout_token_veto_threshold; verl 4424616d7's rollout_is_level with
+rollout_is_mode='truncate') are accepted too.
 """
 from typing import Any, Dict, Optional, Tuple, Union
 
@@ -27,6 +28,18 @@ class RolloutWeights:
     def __repr__(self):
         w = self.batch["rollout_is_weights"]
         return f"RolloutWeights(rollout_is_weights: shape {tuple(w.shape)}, dtype {w.dtype})"
+
+
+def _older_is_level(rollout_is, level, mode):
+    """rollout_is from verl 4424616d7's rollout_is_level / rollout_is_mode (or rollout_is itself)."""
+    if mode is not None and mode != "truncate":
+        raise ValueError(f"rollout_is_mode={mode!r} is not supported: only 'truncate' (later verl's IS "
+                         "weights); for masking use rollout_rs with the same level and thresholds")
+    if level is None:
+        return rollout_is
+    if rollout_is is not None and rollout_is != level:
+        raise ValueError(f"rollout_is={rollout_is!r} and rollout_is_level={level!r} disagree; give one")
+    return level
 
 
 def _wrap(weights):
@@ -49,6 +62,8 @@ def compute_rollout_correction_and_rejection_mask(
     *,
     rollout_rs_threshold_lower: Optional[float] = None,
     rollout_token_veto_threshold: Optional[float] = None,
+    rollout_is_level: Optional[str] = None,
+    rollout_is_mode: Optional[str] = None,
     threads: int = 1,
 ) -> Tuple[Optional[Any], Any, Dict[str, float]]:
     """verl's compute_rollout_correction_and_rejection_mask on logratio's kernels.
@@ -64,6 +79,9 @@ def compute_rollout_correction_and_rejection_mask(
         rollout_rs_threshold: their thresholds (str or float).
         rollout_rs_threshold_lower, rollout_token_veto_threshold: older
             verl's options.
+        rollout_is_level, rollout_is_mode: verl 4424616d7's names for the IS
+            level (as rollout_is) and its mode; only 'truncate' (the
+            weights of every later verl) is accepted.
         threads: worker threads (not in verl; default 1).
 
     Returns:
@@ -71,6 +89,7 @@ def compute_rollout_correction_and_rejection_mask(
     """
     from . import correct
 
+    rollout_is = _older_is_level(rollout_is, rollout_is_level, rollout_is_mode)
     weights, mask, metrics = correct(
         old_log_prob, rollout_log_prob, response_mask,
         rollout_is=rollout_is, rollout_is_threshold=rollout_is_threshold,

@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 
 
 
-CONFIGS = sorted(glob.glob(os.path.join(DATA, "*", "verl", "*")))
+# one folder per option set (args.json); tests/data/trackers/verl holds verl's file-logger runs instead
+CONFIGS = sorted(os.path.dirname(p) for p in glob.glob(os.path.join(DATA, "*", "verl", "*", "args.json")))
 
 
 def test_fixtures_present():
@@ -52,3 +53,18 @@ def test_verl_drop_in(config):
         assert np.allclose(w.numpy(), ref, rtol=1.2e-7, atol=0), np.abs(w.numpy() - ref).max()
     else:
         assert proto is None
+
+
+def test_older_is_mode_names():
+    x = np.array([[-1.0, -2.0, -0.5]], dtype=np.float64)
+    y = np.array([[-1.1, -1.9, -0.5]], dtype=np.float64)
+    m = np.ones((1, 3), dtype=np.int64)
+    a = compute_rollout_correction_and_rejection_mask(x, y, m, rollout_is_level="geometric",
+                                                      rollout_is_mode="truncate", rollout_is_threshold=1.01)
+    b = compute_rollout_correction_and_rejection_mask(x, y, m, rollout_is="geometric", rollout_is_threshold=1.01)
+    assert np.array_equal(np.asarray(a[0].batch["rollout_is_weights"]), np.asarray(b[0].batch["rollout_is_weights"]))
+    assert a[2] == b[2]
+    with pytest.raises(ValueError, match="rollout_is_mode='mask' is not supported"):
+        compute_rollout_correction_and_rejection_mask(x, y, m, rollout_is_level="token", rollout_is_mode="mask")
+    with pytest.raises(ValueError, match="disagree"):
+        compute_rollout_correction_and_rejection_mask(x, y, m, rollout_is="token", rollout_is_level="sequence")
