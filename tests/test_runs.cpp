@@ -158,6 +158,24 @@ TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") 
     CHECK_THROWS_WITH(logratio_cli::long_format_runs(bad, "m", in), "b.csv: line 2, column 'm': 'abc' is not a number");
     CHECK_THROWS_WITH(parse_csv("a,b\n1,2,3\n", "c.csv"), "c.csv: line 2 has 3 fields, the header has 2");
     CHECK_THROWS_WITH(parse_csv("a,b\n\"1,2\n", "q.csv"), "q.csv: line 2: unterminated quoted field at end of file");
+    CHECK_THROWS_WITH(parse_csv("a,b\n\"1\"x,2\n", "x.csv"), "x.csv: line 2: text after the closing quote of a field");
+    CHECK_THROWS_WITH(parse_csv("a,b\n1,2\"\n", "u.csv"), "u.csv: line 2: a quote inside an unquoted field");
+    {  // quoted fields: escaped quotes, commas and newlines; CRLF; blank lines; numbers as strtod reads them
+        auto q = parse_csv("x,\"y\"\r\n\r\n\"a \"\"q\"\"\",\"1\n2\"\r\n +1e400 ,-1e-400\n", "q.csv");
+        REQUIRE(q.row_count() == 2);
+        CHECK(q.columns[1] == "y");
+        CHECK(q.cell(0, 0) == "a \"q\"");
+        CHECK(q.cell(0, 1) == "1\n2");
+        CHECK(q.line == std::vector<std::size_t>{3, 5});
+        CHECK(logratio_cli::parse_cell(q, 1, 0) == HUGE_VAL);
+        CHECK(logratio_cli::parse_cell(q, 1, 1) == 0.0);
+        CHECK(logratio_cli::cell_number("0.1").value() == 0.1);
+        CHECK(logratio_cli::cell_number("-Infinity").value() == -HUGE_VAL);
+        CHECK(std::isnan(logratio_cli::cell_number(" NA ").value()));
+        CHECK(!logratio_cli::cell_number("0x10"));
+        CHECK(!logratio_cli::cell_number("+-1"));
+        CHECK(!logratio_cli::cell_number("1,5"));
+    }
     auto dup = parse_csv("run,group,update,m\nr,g,1,1\nr,g,1,2\n", "d.csv");
     in.clear();
     CHECK_THROWS_WITH(logratio_cli::long_format_runs(dup, "m", in), "d.csv: run 'r' update 1 appears on lines 2 and 3");

@@ -3,6 +3,7 @@
 // the runs, updates and values of the long table (missing stays missing),
 // detection names the reader, and bad inputs are errors naming the place.
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,11 +31,11 @@ struct series {
 std::map<std::string, series> reference() {
     const auto t = logratio_cli::read_table(data("long.csv"));
     std::map<std::string, series> out;
-    for (std::size_t i = 0; i < t.rows.size(); ++i) {
-        auto& s = out[t.rows[i][0]];
-        s.group = t.rows[i][1];
-        s.update.push_back(std::stod(t.rows[i][2]));
-        s.value.push_back(t.rows[i][3].empty() ? std::nan("") : std::stod(t.rows[i][3]));
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
+        auto& s = out[std::string(t.cell(i, 0))];
+        s.group = std::string(t.cell(i, 1));
+        s.update.push_back(std::stod(std::string(t.cell(i, 2))));
+        s.value.push_back(t.cell(i, 3).empty() ? std::nan("") : std::stod(std::string(t.cell(i, 3))));
     }
     return out;
 }
@@ -293,4 +294,46 @@ TEST_CASE("W&B offline runs (binary reader): groups from the RunRecord, train/st
     REQUIRE(set.runs.size() == 4);
     CHECK(set.runs[0].step_name == "_step");
     check_same_as_reference(convert(set), true);
+}
+
+namespace {
+// The same input read whole and through `keys`: the same runs, the same
+// points of every kept metric, the others listed by name.
+void check_filtered_read(const std::string& path, const tr::key_filter& keys) {
+    INFO(path);
+    const auto all = tr::read_input(path, "auto");
+    const auto some = tr::read_input(path, "auto", keys);
+    REQUIRE(all.set.runs.size() == some.set.runs.size());
+    for (std::size_t i = 0; i < all.set.runs.size(); ++i) {
+        const auto& a = all.set.runs[i];
+        const auto& s = some.set.runs[i];
+        CHECK(a.unread.empty());
+        CHECK(tr::metric_list(a, 1000) == tr::metric_list(s, 1000));  // errors list every metric
+        CHECK(s.metrics.size() < a.metrics.size());
+        CHECK(s.metrics.count(metric) == 1);
+        for (const auto& [k, pts] : s.metrics) {
+            CHECK(keys.keeps(k));
+            REQUIRE(a.metrics.count(k));
+            const auto& b = a.metrics.at(k);
+            REQUIRE(pts.size() == b.size());
+            for (std::size_t j = 0; j < b.size(); ++j) {
+                CHECK(pts[j].step == b[j].step);
+                CHECK((pts[j].value == b[j].value || (std::isnan(pts[j].value) && std::isnan(b[j].value))));
+            }
+        }
+        for (const auto& k : s.unread) CHECK(!keys.keeps(k));
+    }
+}
+}  // namespace
+
+TEST_CASE("a key filter reads only the wanted metrics, lists the others, and changes no value") {
+    // What `logratio runs` reads (trackers::keys_to_read): the metric and the
+    // step metrics; every other key is a name in run_history::unread.
+    const auto keys = tr::keys_to_read(metric, "", "");
+    for (const std::string in : {"wandb_history/async/async run 1.csv", "wandb_histories.csv", "wandb_json/sync run 2.json",
+                                 "mlruns", "mlflow.db", "trl", "tensorboard", "wandb_offline"})
+        check_filtered_read(data(in), keys);
+    for (const std::string dir : {"wandb_jsonl", "verl"})  // one file per run
+        for (const auto& e : std::filesystem::recursive_directory_iterator(data(dir)))
+            if (e.is_regular_file()) check_filtered_read(e.path().string(), keys);
 }

@@ -167,7 +167,10 @@ inline loaded_runs load_runs(const runs_args& a) {
     std::vector<trackers::detected_input> ins;
     std::vector<const trackers::history_set*> sets;
     std::vector<std::string> notes;
-    for (const auto& in : a.inputs) ins.push_back(trackers::read_input(in, a.format));
+    // Of a tracker history only what the analysis uses is read (the metric or
+    // the candidates for it, the step and gradient-norm columns).
+    const auto keys = trackers::keys_to_read(a.metric, a.history.step_column, a.history.grad_norm_column);
+    for (const auto& in : a.inputs) ins.push_back(trackers::read_input(in, a.format, keys));
     for (const auto& d : ins)
         if (d.kind == trackers::detected_input::history) sets.push_back(&d.set);
     L.metric = !a.metric.empty() ? a.metric : sets.empty() ? std::string("delta_abs_mean")

@@ -10,6 +10,7 @@
 // Errors name the file, line and column.
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,13 +30,25 @@
 
 namespace logratio_cli {
 
-/// A table of text cells; `line[i]` is the 1-based source line of row i.
+/// A table of text cells. The cells are views into `storage` (the file's
+/// bytes, quoted CSV fields unescaped in place), row-major; `line[i]` is the
+/// 1-based source line of row i. Movable, not copyable (the views would
+/// point into the original).
 struct text_table {
     std::string path;
     std::vector<std::string> columns;
-    std::vector<std::vector<std::string>> rows;
+    std::vector<char> storage;  ///< a vector keeps its buffer when moved
+    std::vector<std::string_view> cells;
     std::vector<std::size_t> line;
 
+    text_table() = default;
+    text_table(text_table&&) = default;
+    text_table& operator=(text_table&&) = default;
+    text_table(const text_table&) = delete;
+    text_table& operator=(const text_table&) = delete;
+
+    std::size_t row_count() const { return line.size(); }
+    std::string_view cell(std::size_t row, std::size_t col) const { return cells[row * columns.size() + col]; }
     std::optional<std::size_t> column(const std::string& name) const {
         auto it = std::find(columns.begin(), columns.end(), name);
         if (it == columns.end()) return std::nullopt;
@@ -46,71 +61,89 @@ struct text_table {
     }
 };
 
+namespace detail {
+
+/// One CSV field starting at `p` (a quoted field is unescaped in place, the
+/// view then covers the shortened text); `p` is left on the delimiter after
+/// it (',' '\n' "\r\n") or at `end`. `line` counts the newlines inside.
+inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& quoted, const std::string& path) {
+    using logratio::format_error;
+    using logratio::detail::concat;
+    char* const start = p;
+    quoted = p < end && *p == '"';
+    if (!quoted) {
+        while (p < end && *p != ',' && *p != '\n') {
+            if (*p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
+            ++p;
+        }
+        const char* e = p;
+        if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
+        return std::string_view(start, static_cast<std::size_t>(e - start));
+    }
+    const std::size_t first_line = line;
+    char* w = ++p;
+    char* const body = p;
+    for (;; ++p) {
+        if (p == end)
+            throw format_error(concat(path, ": line ", first_line, ": unterminated quoted field at end of file"));
+        if (*p == '"') {
+            if (p + 1 < end && p[1] == '"') {
+                *w++ = '"';
+                ++p;
+                continue;
+            }
+            break;
+        }
+        if (*p == '\n') ++line;
+        *w++ = *p;
+    }
+    ++p;  // the closing quote
+    if (p < end && *p == '\r' && p + 1 < end && p[1] == '\n') ++p;
+    if (p < end && *p != ',' && *p != '\n')
+        throw format_error(concat(path, ": line ", line, ": text after the closing quote of a field"));
+    return std::string_view(body, static_cast<std::size_t>(w - body));
+}
+
+}  // namespace detail
+
 /// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines;
-/// CRLF or LF line ends; the first record is the header.
+/// CRLF or LF line ends; the first record is the header; blank lines are
+/// skipped. One pass over the bytes; cells are views (text_table).
 inline text_table parse_csv(const std::string& text, const std::string& path) {
     using logratio::format_error;
     using logratio::detail::concat;
     text_table t;
     t.path = path;
-    std::vector<std::string> rec;
-    std::string cell;
-    std::size_t line = 1, rec_line = 1;
-    bool quoted = false, was_quoted = false, any = false;
-    auto end_record = [&] {
-        rec.push_back(cell);
-        cell.clear();
-        const bool blank = rec.size() == 1 && rec[0].empty() && !was_quoted;
-        if (!blank) {
-            if (t.columns.empty() && t.rows.empty() && !any) {
-                t.columns = rec;
-                any = true;
-            } else {
-                if (rec.size() != t.columns.size())
-                    throw format_error(concat(path, ": line ", rec_line, " has ", rec.size(), " fields, the header has ",
-                                              t.columns.size()));
-                t.rows.push_back(rec);
-                t.line.push_back(rec_line);
-            }
-        }
+    t.storage.assign(text.begin(), text.end());
+    char* p = t.storage.data();
+    char* const end = p + t.storage.size();
+    std::vector<std::string_view> rec;
+    std::size_t line = 1;
+    bool header = true;
+    while (p < end) {
+        const std::size_t rec_line = line;
         rec.clear();
-        was_quoted = false;
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < text.size() && text[i + 1] == '"') {
-                    cell += '"';
-                    ++i;
-                } else {
-                    quoted = false;
-                }
-            } else {
-                if (c == '\n') ++line;
-                cell += c;
-            }
+        bool quoted = false, any_quoted = false;
+        for (;;) {
+            rec.push_back(detail::csv_field(p, end, line, quoted, path));
+            any_quoted = any_quoted || quoted;
+            if (p == end || *p == '\n') break;
+            ++p;  // ','
+        }
+        if (p < end) ++p, ++line;  // '\n'
+        if (rec.size() == 1 && rec[0].empty() && !any_quoted) continue;  // a blank line
+        if (header) {
+            t.columns.assign(rec.begin(), rec.end());
+            header = false;
             continue;
         }
-        if (c == '"') {
-            if (!cell.empty())
-                throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
-            quoted = was_quoted = true;
-        } else if (c == ',') {
-            rec.push_back(cell);
-            cell.clear();
-        } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-            // CRLF: the \n ends the record
-        } else if (c == '\n') {
-            end_record();
-            rec_line = ++line;
-        } else {
-            cell += c;
-        }
+        if (rec.size() != t.columns.size())
+            throw format_error(concat(path, ": line ", rec_line, " has ", rec.size(), " fields, the header has ",
+                                      t.columns.size()));
+        t.cells.insert(t.cells.end(), rec.begin(), rec.end());
+        t.line.push_back(rec_line);
     }
-    if (quoted) throw format_error(concat(path, ": line ", rec_line, ": unterminated quoted field at end of file"));
-    if (!cell.empty() || !rec.empty() || was_quoted) end_record();
-    if (t.columns.empty()) throw format_error(path + ": empty table (no header line)");
+    if (header) throw format_error(path + ": empty table (no header line)");
     for (std::size_t i = 0; i < t.columns.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (t.columns[i] == t.columns[j] && !t.columns[i].empty())
@@ -155,11 +188,17 @@ inline text_table parse_jsonl(const std::string& text, const std::string& path) 
         t.line.push_back(line);
     }
     if (cells.empty()) throw format_error(path + ": empty table (no JSON lines)");
-    for (auto& r : cells) {
-        std::vector<std::string> full(t.columns.size());
-        for (auto& c : r) full[c.first] = std::move(c.second);
-        t.rows.push_back(std::move(full));
-    }
+    std::size_t bytes = 0;
+    for (const auto& r : cells)
+        for (const auto& c : r) bytes += c.second.size();
+    t.storage.reserve(bytes);  // no reallocation below: the views stay valid
+    t.cells.assign(cells.size() * t.columns.size(), std::string_view());
+    for (std::size_t i = 0; i < cells.size(); ++i)
+        for (const auto& [col, text] : cells[i]) {
+            const char* at = t.storage.data() + t.storage.size();
+            t.storage.insert(t.storage.end(), text.begin(), text.end());
+            t.cells[i * t.columns.size() + col] = std::string_view(at, text.size());
+        }
     return t;
 }
 
@@ -185,21 +224,39 @@ inline text_table read_table(const std::string& path) {
     return parse_csv(text, path);
 }
 
-/// A cell as a number: empty, nan, NaN, null, None = missing (NaN). Other
-/// non-numbers are errors naming file, line and column.
-inline double parse_cell(const text_table& t, std::size_t row, std::size_t col) {
-    const std::string& s = t.rows[row][col];
-    std::size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-    if (b == std::string::npos) return std::nan("");
-    const std::string v = s.substr(b, e - b + 1);
-    if (v == "nan" || v == "NaN" || v == "null" || v == "None" || v == "NA") return std::nan("");
-    char* end = nullptr;
-    errno = 0;
-    const double x = std::strtod(v.c_str(), &end);
-    if (end != v.c_str() + v.size())
-        throw logratio::format_error(logratio::detail::concat(t.path, ": line ", t.line[row], ", column '",
-                                                              t.columns[col], "': '", v, "' is not a number"));
+/// A cell's text as a number: empty, nan, NaN, null, None, NA = missing
+/// (NaN); surrounding spaces and tabs are ignored; std::nullopt if it is not
+/// a number. std::from_chars: correctly rounded, locale-independent.
+inline std::optional<double> cell_number(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return std::nan("");
+    s = s.substr(b, s.find_last_not_of(" \t") - b + 1);
+    if (s == "nan" || s == "NaN" || s == "null" || s == "None" || s == "NA") return std::nan("");
+    std::string_view digits = s;
+    if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-') digits.remove_prefix(1);  // strtod's '+'
+    double x = 0;
+    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), x);
+    if (r.ptr != digits.data() + digits.size()) return std::nullopt;
+    if (r.ec == std::errc::result_out_of_range) {  // as strtod: overflow is +-inf, underflow rounds to 0
+        const bool neg = digits[0] == '-';
+        const auto e = digits.find_first_of("eE");
+        const bool tiny = e != std::string_view::npos && digits.find('-', e) != std::string_view::npos;
+        x = tiny ? (neg ? -0.0 : 0.0) : (neg ? -HUGE_VAL : HUGE_VAL);
+    } else if (r.ec != std::errc()) {
+        return std::nullopt;
+    }
     return x;
+}
+
+/// A cell as a number (cell_number); a non-number is an error naming the
+/// file, line and column.
+inline double parse_cell(const text_table& t, std::size_t row, std::size_t col) {
+    const std::string_view s = t.cell(row, col);
+    if (const auto x = cell_number(s)) return *x;
+    const auto b = s.find_first_not_of(" \t");
+    const std::string v(s.substr(b, s.find_last_not_of(" \t") - b + 1));
+    throw logratio::format_error(logratio::detail::concat(t.path, ": line ", t.line[row], ", column '",
+                                                          t.columns[col], "': '", v, "' is not a number"));
 }
 
 /// How to read a logging-history export into updates.
@@ -232,9 +289,9 @@ inline void long_format_runs(const text_table& t, const std::string& metric, std
     if (!mc) throw format_error(t.path + ": no column '" + metric + "' (columns: " + t.column_list() + ")");
     std::map<std::string, std::size_t> where;
     std::map<std::pair<std::string, double>, std::size_t> seen;
-    for (std::size_t i = 0; i < t.rows.size(); ++i) {
-        const std::string& run = t.rows[i][*rc];
-        const std::string group = gc ? t.rows[i][*gc] : std::string("all");
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
+        const std::string run(t.cell(i, *rc));
+        const std::string group = gc ? std::string(t.cell(i, *gc)) : std::string("all");
         if (run.empty()) throw format_error(concat(t.path, ": line ", t.line[i], ": empty 'run' cell"));
         const double u = parse_cell(t, i, *uc);
         if (!std::isfinite(u)) throw format_error(concat(t.path, ": line ", t.line[i], ": missing 'update' cell"));
@@ -311,7 +368,7 @@ inline run_input history_run(const text_table& t, const std::string& metric, con
     };
     std::map<double, step_cells> steps;
     std::size_t no_step = 0;
-    for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
         const double s = parse_cell(t, i, *sc);
         if (std::isnan(s)) {
             ++no_step;

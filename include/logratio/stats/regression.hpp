@@ -89,6 +89,19 @@ inline double tie_sum(const std::vector<std::size_t>& t) {
     }
     return s;
 }
+/// Puts the k-th smallest value of `v` at v[k] for every k in `ranks`
+/// (indices >= v.size() are ignored), as a sort would, in O(size) per rank:
+/// each selection works on the part above the previous rank.
+inline void select_order_statistics(std::vector<double>& v, std::vector<std::size_t> ranks) {
+    std::sort(ranks.begin(), ranks.end());
+    std::size_t from = 0;
+    for (const std::size_t k : ranks) {
+        if (k >= v.size() || k < from) continue;  // out of range, or already placed
+        std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(k),
+                         v.end());
+        from = k + 1;
+    }
+}
 }  // namespace detail
 
 /// scipy.stats.theilslopes(y, x, alpha=confidence): slopes over the pairs
@@ -103,11 +116,8 @@ inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, 
         for (std::size_t j = 0; j < n; ++j)
             if (x[i] - x[j] > 0) s.push_back((y[i] - y[j]) / (x[i] - x[j]));
     if (s.empty()) throw shape_error("theil_sen: needs two distinct x values");
-    std::sort(s.begin(), s.end());
     theil_sen_fit f;
     const std::size_t m = s.size();
-    f.slope = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2.0;
-    f.intercept = median(y, n) - f.slope * median(x, n);
     double alpha = confidence;
     if (alpha > 0.5) alpha = 1.0 - alpha;
     const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2.0);
@@ -115,16 +125,26 @@ inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, 
     const double sigsq = 1.0 / 18.0 *
                          (dn * (dn - 1.0) * (2.0 * dn + 5.0) - detail::tie_sum(tie_groups(x, n)) -
                           detail::tie_sum(tie_groups(y, n)));
-    if (!(sigsq >= 0)) return f;
-    const double sigma = std::sqrt(sigsq), nt = static_cast<double>(m);
-    const long long ru = std::min(detail::round_half_even((nt - z * sigma) / 2.0), static_cast<long long>(m) - 1);
-    const long long rl = std::max(detail::round_half_even((nt + z * sigma) / 2.0) - 1, 0LL);
-    // numpy indexing: negative indices count from the end; out of range -> no interval
-    auto at = [&](long long k) {
+    // numpy indexing of the sorted slopes: negative indices count from the
+    // end; out of range -> no interval
+    const auto index = [&](long long k) {
         if (k < 0) k += static_cast<long long>(m);
-        return (k < 0 || k >= static_cast<long long>(m)) ? nan : s[static_cast<std::size_t>(k)];
+        return (k < 0 || k >= static_cast<long long>(m)) ? m : static_cast<std::size_t>(k);
     };
-    const double lo = at(rl), hi = at(ru);
+    std::size_t lo_at = m, hi_at = m;
+    if (sigsq >= 0) {
+        const double sigma = std::sqrt(sigsq), nt = static_cast<double>(m);
+        hi_at = index(std::min(detail::round_half_even((nt - z * sigma) / 2.0), static_cast<long long>(m) - 1));
+        lo_at = index(std::max(detail::round_half_even((nt + z * sigma) / 2.0) - 1, 0LL));
+    }
+    // Only these order statistics are needed: selecting them is O(m) each
+    // where sorting the m ~ n²/2 slopes was O(m log m); the values are the
+    // same (an order statistic does not depend on how it is found).
+    detail::select_order_statistics(s, {m / 2 - (m % 2 == 0), m / 2, lo_at, hi_at});
+    f.slope = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2.0;
+    f.intercept = median(y, n) - f.slope * median(x, n);
+    if (lo_at == m || hi_at == m) return f;
+    const double lo = s[lo_at], hi = s[hi_at];
     if (std::isnan(lo) || std::isnan(hi)) return f;
     f.low = lo;
     f.high = hi;

@@ -184,8 +184,22 @@ inline std::string unknown_file_message(const std::string& path, const text_tabl
            "); logratio reads TensorBoard event files, W&B offline .wandb logs, MLflow SQLite stores and .safetensors dumps";
 }
 
-/// Reads one input with the reader `format` names ("auto": sniffed).
-inline detected_input read_input(const std::string& path, std::string format) {
+/// Metrics `keys` does not keep become names in run_history::unread (for
+/// readers that read everything: the binary formats, fast enough as they are).
+inline void drop_unwanted(history_set& set, const key_filter& keys) {
+    if (keys.keeps_all()) return;
+    for (auto& r : set.runs)
+        for (auto it = r.metrics.begin(); it != r.metrics.end();)
+            if (keys.keeps(it->first)) ++it;
+            else {
+                r.unread.insert(it->first);
+                it = r.metrics.erase(it);
+            }
+}
+
+/// Reads one input with the reader `format` names ("auto": sniffed); of a
+/// tracker history, only the metrics `keys` keeps.
+inline detected_input read_input(const std::string& path, std::string format, const key_filter& keys = key_filter()) {
     detected_input d;
     text_table sniffed;
     if (format == "auto") {
@@ -201,13 +215,17 @@ inline detected_input read_input(const std::string& path, std::string format) {
     } else if (format == "history" || format == "wandb-history") {
         const std::string head = head_bytes(path);
         const char c = first_significant_byte(head);
-        d.set = c == '{' || c == '[' ? read_json_history_text(read_text_file(path), path) : read_wandb_history_table(table());
+        d.set = c == '{' || c == '[' ? read_json_history_text(read_text_file(path), path, keys)
+                                     : read_wandb_history_table(table(), keys);
     } else if (format == "wandb-chart") d.set = read_wandb_chart(table());
-    else if (format == "json") d.set = read_json_history_text(read_text_file(path), path);
-    else if (format == "mlflow") d.set = read_mlflow_files(path);
-    else if (format == "mlflow-sqlite") d.set = read_mlflow_sqlite(path);
-    else if (format == "trl") d.set = read_trl_states(path);
-    else d.set = read_binary(format, path);
+    else if (format == "json") d.set = read_json_history_text(read_text_file(path), path, keys);
+    else if (format == "mlflow") d.set = read_mlflow_files(path, keys);
+    else if (format == "mlflow-sqlite") d.set = read_mlflow_sqlite(path, keys);
+    else if (format == "trl") d.set = read_trl_states(path, keys);
+    else {
+        d.set = read_binary(format, path);
+        drop_unwanted(d.set, keys);
+    }
     return d;
 }
 

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace logratio_cli::trackers {
@@ -32,6 +35,31 @@ struct run_history {
     std::string source;
     std::string step_name;  ///< what `point::step` is, e.g. "_step", "TensorBoard step"
     std::map<std::string, std::vector<point>> metrics;
+    /// Metrics the run has but the reader did not read (key_filter): their
+    /// names only, so that listings and errors still show every metric.
+    std::set<std::string> unread;
+};
+
+/// Which metrics a reader reads. `logratio runs` analyses one metric (and
+/// needs a step and a gradient-norm column at most), so readers skip the
+/// other keys' values instead of parsing and storing them: a W&B history
+/// has tens to hundreds of keys. Default: every key.
+class key_filter {
+public:
+    key_filter() = default;
+    explicit key_filter(std::vector<std::string> wanted) : all_(false), wanted_(std::move(wanted)) {
+        std::sort(wanted_.begin(), wanted_.end());
+    }
+    bool keeps_all() const { return all_; }
+    bool keeps(std::string_view key) const {
+        return all_ || std::binary_search(wanted_.begin(), wanted_.end(), key,
+                                          [](std::string_view a, std::string_view b) { return a < b; });
+    }
+    const std::vector<std::string>& wanted() const { return wanted_; }
+
+private:
+    bool all_ = true;
+    std::vector<std::string> wanted_;  ///< sorted
 };
 
 /// What one reader took from one input: the reader's name (printed as

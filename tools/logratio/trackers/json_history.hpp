@@ -36,6 +36,7 @@ struct json_records_reader {
     std::map<std::string, run_builder> runs;
     std::set<std::string> skipped;  ///< keys with nested or text values
     std::string step_name;
+    const key_filter* keys = nullptr;
 
     static const char* run_key_of(const nlohmann::json& rec) {
         for (const char* k : {"run_id", "run", "name"})
@@ -53,7 +54,7 @@ struct json_records_reader {
             for (auto it = v.begin(); it != v.end(); ++it) add_value(b, key + "/" + it.key(), it.value(), step, wall, line);
             return;
         }
-        if (v.is_null()) return;
+        if (v.is_null() || !b.wants(key)) return;
         const auto x = number_of(v);
         if (!x) {
             skipped.insert(key);
@@ -91,7 +92,7 @@ struct json_records_reader {
         const char* rk = run_key_of(rec);
         const std::string name = rk ? rec[rk].get<std::string>() : file_stem(path);
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name)).first;
+        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
         double wall = std::nan("");
         if (rec.contains("_timestamp"))
             if (const auto w = number_of(rec["_timestamp"])) wall = *w;
@@ -112,10 +113,13 @@ inline char first_significant_byte(const std::string& text) {
     return i < text.size() ? text[i] : '\0';
 }
 
-/// The runs of a JSON history (`text` is the file's content).
-inline history_set read_json_history_text(const std::string& text, const std::string& path) {
+/// The runs of a JSON history (`text` is the file's content); `keys`: the
+/// metrics read (the others are listed as unread).
+inline history_set read_json_history_text(const std::string& text, const std::string& path,
+                                          const key_filter& keys = key_filter()) {
     detail::json_records_reader r;
     r.path = path;
+    r.keys = &keys;
     const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     history_set out;
     out.input = path;

@@ -99,7 +99,8 @@ inline void read_mlflow_metric_file(const fs::path& file, const std::string& key
     }
 }
 
-inline history_set read_mlflow_files(const std::string& path) {
+/// `keys`: the metric files read (the others are listed as unread, not opened).
+inline history_set read_mlflow_files(const std::string& path, const key_filter& keys = key_filter()) {
     const auto dirs = mlflow_run_dirs(path);
     if (dirs.empty())
         throw logratio::format_error(path + ": no MLflow run directories (<experiment>/<run>/metrics/ with meta.yaml)");
@@ -112,10 +113,13 @@ inline history_set read_mlflow_files(const std::string& path) {
         if (runs.count(name))
             throw logratio::format_error(d.string() + ": run name '" + name + "' is also the name of " +
                                          runs[name].run().source + " (two runs never merge; rename one)");
-        auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step")).first->second;
+        auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
         std::vector<fs::path> files;
         find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
-        for (const auto& f : files) read_mlflow_metric_file(f, relative_name(f, d / "metrics"), b);
+        for (const auto& f : files) {
+            const std::string key = relative_name(f, d / "metrics");
+            if (b.wants(key)) read_mlflow_metric_file(f, key, b);
+        }
     }
     out.runs = finish_runs(runs);
     return out;

@@ -76,9 +76,33 @@ inline std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const st
     return names;
 }
 
+/// The metrics query: every row, or (a key_filter) only the wanted keys,
+/// which MLflow's primary key (key, timestamp, step, run_uuid, ...) indexes.
+inline sqlite_stmt metrics_query(sqlite3* db, const std::string& path, const key_filter& keys) {
+    std::string sql = "SELECT run_uuid, key, value, timestamp, step, is_nan FROM metrics";
+    if (!keys.keeps_all()) {
+        sql += " WHERE key IN (";
+        for (std::size_t i = 0; i < keys.wanted().size(); ++i) sql += i ? ",?" : "?";
+        sql += ")";
+    }
+    sql += " ORDER BY rowid";
+    auto s = prepare(db, path, sql.c_str());
+    for (std::size_t i = 0; !keys.keeps_all() && i < keys.wanted().size(); ++i)
+        sqlite3_bind_text(s.get(), static_cast<int>(i + 1), keys.wanted()[i].c_str(), -1, SQLITE_TRANSIENT);
+    return s;
+}
+
+/// The (run, key) pairs of the store without their values: MLflow's
+/// latest_metrics table (one row per pair) where present.
+inline sqlite_stmt metric_names_query(sqlite3* db, const std::string& path, bool has_latest) {
+    return prepare(db, path, has_latest ? "SELECT run_uuid, key FROM latest_metrics"
+                                        : "SELECT DISTINCT run_uuid, key FROM metrics");
+}
+
 }  // namespace detail
 
-inline history_set read_mlflow_sqlite(const std::string& path) {
+/// `keys`: the metrics read (the others are listed as unread).
+inline history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys = key_filter()) {
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     detail::sqlite_db db(raw);
@@ -100,19 +124,25 @@ inline history_set read_mlflow_sqlite(const std::string& path) {
                                          name + "' (two runs never merge; rename one)");
     }
     std::map<std::string, run_builder> runs;
-    auto s = detail::prepare(db.get(), path,
-                             "SELECT run_uuid, key, value, timestamp, step, is_nan FROM metrics ORDER BY rowid");
-    for (std::size_t row = 1; detail::step_row(db.get(), s.get(), path) == SQLITE_ROW; ++row) {
-        const std::string uuid = detail::text_col(s.get(), 0);
+    const auto builder = [&](const std::string& uuid) -> run_builder& {
         auto n = names.find(uuid);
         const std::string name = n == names.end() ? uuid : n->second;
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path + " run " + uuid, "MLflow step")).first;
+        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path + " run " + uuid, "MLflow step", &keys)).first;
+        return it->second;
+    };
+    if (!keys.keeps_all()) {  // the names of the metrics not read
+        auto k = detail::metric_names_query(db.get(), path, tables.count("latest_metrics") > 0);
+        while (detail::step_row(db.get(), k.get(), path) == SQLITE_ROW)
+            builder(detail::text_col(k.get(), 0)).wants(detail::text_col(k.get(), 1));
+    }
+    auto s = detail::metrics_query(db.get(), path, keys);
+    while (detail::step_row(db.get(), s.get(), path) == SQLITE_ROW) {
+        auto& b = builder(detail::text_col(s.get(), 0));
         const bool is_nan = sqlite3_column_int(s.get(), 5) != 0;
         const double v = is_nan ? std::nan("") : sqlite3_column_double(s.get(), 2);
         const double t = sqlite3_column_double(s.get(), 3) / 1000.0;
-        it->second.add(detail::text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t,
-                       path, 0);
+        b.add(detail::text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t, path, 0);
     }
     if (runs.empty()) throw logratio::format_error(path + ": the MLflow database has no metrics");
     history_set out;

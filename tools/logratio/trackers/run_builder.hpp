@@ -29,7 +29,9 @@ public:
     using series = std::vector<entry>;
 
     run_builder() = default;
-    run_builder(std::string name, std::string source, std::string step_name) {
+    /// `keys` (may be null: every key) must outlive the builder.
+    run_builder(std::string name, std::string source, std::string step_name, const key_filter* keys = nullptr)
+        : keys_(keys) {
         run_.name = std::move(name);
         run_.source = std::move(source);
         run_.step_name = std::move(step_name);
@@ -40,16 +42,25 @@ public:
     /// column) and call add(series&, ...) to skip the name lookup.
     series& of(const std::string& metric) { return points_[metric]; }
 
+    /// Whether the reader should read `metric`'s values; a metric it should
+    /// not is remembered by name (run_history::unread).
+    bool wants(const std::string& metric) {
+        if (!keys_ || keys_->keeps(metric)) return true;
+        run_.unread.insert(metric);
+        return false;
+    }
+
     /// `line` is where the point was read (a line number, or 0 when the
     /// format has none: the message then names `file` only).
     void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
         s.push_back(entry{point{step, value, wall_time}, line, file_index(file)});
     }
+    /// Adds a point of `metric` if the filter wants it.
     void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
              std::size_t line) {
-        add(of(metric), step, value, wall_time, file, line);
+        if (wants(metric)) add(of(metric), step, value, wall_time, file, line);
     }
-    bool empty() const { return points_.empty(); }
+    bool empty() const { return points_.empty() && run_.unread.empty(); }
 
     /// The run with every metric sorted by step; a step met twice keeps one
     /// point if the values agree (NaN and NaN agree), else it is an error.
@@ -101,6 +112,7 @@ private:
         files_.push_back(file);
         return last_ = static_cast<std::uint32_t>(files_.size() - 1);
     }
+    const key_filter* keys_ = nullptr;
     run_history run_;
     std::map<std::string, series> points_;
     std::vector<std::string> files_;  ///< the files points came from (a run may span several)
@@ -141,6 +153,14 @@ inline std::string parent_dir_name(const std::string& p) {
 inline std::int64_t integer_step(double s, const std::string& place) {
     if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
         throw logratio::format_error(logratio::detail::concat(place, ": step ", s, " is not an integer (or beyond 2^53)"));
+    return static_cast<std::int64_t>(s);
+}
+
+/// The same for a table cell: the message (built only on error) names the
+/// file, line and column.
+inline std::int64_t integer_step(double s, const std::string& file, std::size_t line, const std::string& column) {
+    if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
+        integer_step(s, logratio::detail::concat(file, ": line ", line, ", column '", column, "'"));
     return static_cast<std::int64_t>(s);
 }
 

@@ -60,14 +60,33 @@ inline const std::vector<known_metric>& step_metrics() {
 /// `_step` (or a stand-in for it) counts W&B logging events, not training steps.
 inline bool counts_logging_events(const std::string& step_name) { return step_name.rfind("_step", 0) == 0; }
 
+/// The run's metrics, read or not (key_filter), sorted, at most `at_most`.
 inline std::string metric_list(const run_history& r, std::size_t at_most = 30) {
+    std::vector<std::string> all;
+    for (const auto& [k, v] : r.metrics) all.push_back(k);
+    all.insert(all.end(), r.unread.begin(), r.unread.end());
+    std::sort(all.begin(), all.end());
     std::string s;
-    std::size_t n = 0;
-    for (const auto& [k, v] : r.metrics) {
-        if (n++ == at_most) return s + ", ...";
-        s += (s.empty() ? "" : ", ") + k;
+    for (std::size_t n = 0; n < all.size(); ++n) {
+        if (n == at_most) return s + ", ...";
+        s += (n ? ", " : "") + all[n];
     }
     return s;
+}
+
+/// What `logratio runs` reads of a history: --metric (else every documented
+/// mismatch metric, one of which it picks), the framework step metrics,
+/// --step-column and --grad-norm-column.
+inline key_filter keys_to_read(const std::string& metric, const std::string& step_column,
+                               const std::string& grad_norm_column) {
+    std::vector<std::string> k;
+    if (!metric.empty()) k.push_back(metric);
+    else
+        for (const auto& m : mismatch_metrics()) k.push_back(m.name);
+    for (const auto& m : step_metrics()) k.push_back(m.name);
+    for (const auto* c : {&step_column, &grad_norm_column})
+        if (!c->empty()) k.push_back(*c);
+    return key_filter(std::move(k));
 }
 
 /// --metric, or the first documented mismatch metric some run logged.

@@ -71,7 +71,8 @@ inline void read_log_history(const fs::path& file, run_builder& b) {
     }
 }
 
-inline history_set read_trl_states(const std::string& input) {
+/// `keys`: the metrics read (the others are listed as unread).
+inline history_set read_trl_states(const std::string& input, const key_filter& keys = key_filter()) {
     const auto states = latest_trainer_states(input);
     if (states.empty()) throw logratio::format_error(input + ": no checkpoint-*/trainer_state.json");
     const fs::path base = is_file(input) ? fs::path(input).parent_path() : fs::path(input);
@@ -85,7 +86,7 @@ inline history_set read_trl_states(const std::string& input) {
         if (runs.count(name))
             throw logratio::format_error(run_dir.string() + ": run name '" + name + "' is also the name of " +
                                          runs[name].run().source + " (two runs never merge)");
-        auto& b = runs.emplace(name, run_builder(name, file.string(), "TRL log_history step")).first->second;
+        auto& b = runs.emplace(name, run_builder(name, file.string(), "TRL log_history step", &keys)).first->second;
         const std::string rel = relative_name(run_dir, base);
         const auto slash = rel.find('/');
         if (slash != std::string::npos && rel.find('/', slash + 1) == std::string::npos) b.run().group = rel.substr(0, slash);

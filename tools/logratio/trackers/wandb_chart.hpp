@@ -73,7 +73,7 @@ inline history_set read_wandb_chart(const text_table& t) {
     std::map<std::string, run_builder> runs;
     std::map<std::string, std::size_t> bucketed;  // run -> rows with MIN != MAX
     bool grouped = false;
-    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    for (std::size_t r = 0; r < t.row_count(); ++r) {
         const std::string place = concat(t.path, ": line ", t.line[r]);
         const double s = parse_cell(t, r, 0);
         if (std::isnan(s)) throw logratio::format_error(place + ": empty '" + t.columns[0] + "' cell");
@@ -81,7 +81,7 @@ inline history_set read_wandb_chart(const text_table& t) {
         std::map<std::string, std::pair<double, double>> range;  // "<run> - <metric>" -> (MIN, MAX)
         for (std::size_t i = 1; i < t.columns.size(); ++i) {
             const auto& c = cols[i];
-            if (t.rows[r][i].find_first_not_of(" \t") == std::string::npos) continue;  // "": no point
+            if (t.cell(r, i).find_first_not_of(" \t") == std::string_view::npos) continue;  // "": no point
             const double v = parse_cell(t, r, i);
             const std::string key = c.run + " - " + c.metric;
             if (c.suffix == "__MIN") range.emplace(key, std::make_pair(v, v)).first->second.first = v;

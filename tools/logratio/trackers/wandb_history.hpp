@@ -35,7 +35,8 @@ inline bool is_pandas_index_column(const std::string& name) {
     return name.empty() || name.rfind("Unnamed: ", 0) == 0;
 }
 
-inline history_set read_wandb_history_table(const text_table& t) {
+/// `keys`: the metric columns to read (the others are listed as unread).
+inline history_set read_wandb_history_table(const text_table& t, const key_filter& keys = key_filter()) {
     using logratio::detail::concat;
     const auto sc = t.column("_step");
     if (!sc) throw logratio::format_error(t.path + ": a W&B history table needs a '_step' column (columns: " +
@@ -48,28 +49,30 @@ inline history_set read_wandb_history_table(const text_table& t) {
         metric_cols.push_back(c);
     }
     std::map<std::string, run_builder> runs;
-    std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column
+    std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column read
     std::set<std::string> skipped;
-    for (std::size_t i = 0; i < t.rows.size(); ++i) {
-        const std::string place = concat(t.path, ": line ", t.line[i]);
+    const auto place = [&](std::size_t row) { return concat(t.path, ": line ", t.line[row]); };
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
         const double s = parse_cell(t, i, *sc);
-        if (std::isnan(s)) throw logratio::format_error(place + ": empty '_step' cell");
-        const std::int64_t step = integer_step(s, place + ", column '_step'");
-        const std::string name = rc ? t.rows[i][*rc] : file_stem(t.path);
-        if (name.empty()) throw logratio::format_error(place + ": empty '" + t.columns[*rc] + "' cell");
+        if (std::isnan(s)) throw logratio::format_error(place(i) + ": empty '_step' cell");
+        const std::int64_t step = integer_step(s, t.path, t.line[i], "_step");
+        const std::string name = rc ? std::string(t.cell(i, *rc)) : file_stem(t.path);
+        if (name.empty()) throw logratio::format_error(place(i) + ": empty '" + t.columns[*rc] + "' cell");
         auto it = runs.find(name);
         if (it == runs.end()) {
-            it = runs.emplace(name, run_builder(name, t.path, "_step")).first;
+            it = runs.emplace(name, run_builder(name, t.path, "_step", &keys)).first;
             auto& cache = series_of[name];
-            for (const auto c : metric_cols) cache.push_back(&it->second.of(t.columns[c]));
+            for (const auto c : metric_cols)
+                cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
         }
         const auto& series = series_of[name];
         const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
         for (std::size_t k = 0; k < metric_cols.size(); ++k) {
+            if (!series[k]) continue;  // not read (key_filter)
             const std::size_t c = metric_cols[k];
-            const std::string& cell = t.rows[i][c];
+            const std::string_view cell = t.cell(i, c);
             const auto b = cell.find_first_not_of(" \t");
-            if (b == std::string::npos) continue;  // not logged by this event
+            if (b == std::string_view::npos) continue;  // not logged by this event
             if (cell[b] == '{' || cell[b] == '[') {
                 skipped.insert(t.columns[c]);
                 continue;
