@@ -9,9 +9,11 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "table.hpp"
 #include "trackers/detect.hpp"
+#include "trackers/json_scan.hpp"
 #include "trackers/lenient_json.hpp"
 #include "trackers/to_runs.hpp"
 
@@ -288,6 +290,28 @@ TEST_CASE("TensorBoard logdir (binary reader): one run per directory, TensorBoar
     check_same_as_reference(convert(set), false);
 }
 
+TEST_CASE("TensorBoard logdir in a <group>/<run> layout: the first directory is the group") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "logratio_test_tb_groups";
+    fs::remove_all(dir);
+    for (const char* r : {"async run 1", "async run 2", "sync run 1", "sync run 2"}) {
+        const std::string run(r);
+        const fs::path to = dir / run.substr(0, run.find(' ')) / run;
+        fs::create_directories(to);
+        for (const auto& f : fs::directory_iterator(fs::path(data("tensorboard")) / run)) fs::copy(f.path(), to);
+    }
+    fs::create_directories(dir / "extra" / "deeper" / "run");  // three levels: no group
+    fs::copy(fs::directory_iterator(fs::path(data("tensorboard")) / "sync run 1")->path(), dir / "extra" / "deeper" / "run");
+    const auto set = read_auto(dir.string());
+    REQUIRE(set.runs.size() == 5);
+    std::map<std::string, std::string> group;
+    for (const auto& r : set.runs) group[r.name] = r.group;
+    CHECK(group.at("async/async run 1") == "async");
+    CHECK(group.at("sync/sync run 2") == "sync");
+    CHECK(group.at("extra/deeper/run") == "");
+    fs::remove_all(dir);
+}
+
 TEST_CASE("W&B offline runs (binary reader): groups from the RunRecord, train/step as the step") {
     const auto set = read_auto(data("wandb_offline"));
     CHECK(set.reader == "W&B offline log");
@@ -336,4 +360,109 @@ TEST_CASE("a key filter reads only the wanted metrics, lists the others, and cha
     for (const std::string dir : {"wandb_jsonl", "verl"})  // one file per run
         for (const auto& e : std::filesystem::recursive_directory_iterator(data(dir)))
             if (e.is_regular_file()) check_filtered_read(e.path().string(), keys);
+}
+
+namespace {
+// json_scanner on one value: its grammar decision (nlohmann::json::accept is
+// the reference for strict JSON).
+bool scanner_accepts(const std::string& text) {
+    try {
+        tr::json_scanner js(text, "t.json");
+        js.skip_value();
+        return js.at_end();
+    } catch (const logratio::format_error&) {
+        return false;
+    }
+}
+}  // namespace
+
+TEST_CASE("json_scanner: the JSON grammar as nlohmann_json decides it, numbers and strings as it reads them") {
+    for (const std::string t :
+         {"0", "-0", "1.5e-3", "1E+2", "123456789012345678901234567890", "2.2250738585072014e-308", "0.1", "[]", "{}",
+          "[1, [2, {\"a\": null}], true, false]", "{\"a\": {\"b\": [\"c\"]}}", "\"\\u00e9\\ud83d\\ude00\\n\\\"\\/\"",
+          "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"", "  7  ", "01", "1.", ".5", "+1", "-", "1e", "1e+", "[1,]", "{\"a\":1,}",
+          "{\"a\" 1}", "{a:1}", "[1 2]", "tru", "nul", "\"a\nb\"", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00x\"",
+          "\"\xFF\"", "\"\xC0\xAF\"", "\"\xED\xA0\x80\"", "\"\xF4\x90\x80\x80\"", "\"\xE2\x82\"", "[", "{\"a\":", "\"abc",
+          "[1]]", "{} {}", ""}) {
+        INFO(t);
+        CHECK(scanner_accepts(t) == nlohmann::json::accept(t));
+    }
+    for (const std::string t : {"0", "-0", "1.5e-3", "123456789012345678901234567890", "2.2250738585072014e-308", "0.1",
+                                "-17", "1e308", "4.9e-324", "9007199254740993"}) {
+        INFO(t);
+        tr::json_scanner js(t, "t.json");
+        const double x = js.number();
+        CHECK(x == nlohmann::json::parse(t).get<double>());
+        CHECK(std::signbit(x) == std::signbit(nlohmann::json::parse(t).get<double>()));
+    }
+    {
+        const std::string t = "\"a\\u00e9\\ud83d\\ude00\\n\\t\\\\ \xC3\xA9\"";
+        tr::json_scanner js(t, "t.json");
+        std::string s;
+        js.string(s);
+        CHECK(s == nlohmann::json::parse(t).get<std::string>());
+    }
+    {  // Python's non-finite tokens; overflow is an error, underflow rounds to zero
+        tr::json_scanner js("[NaN, Infinity, -Infinity, 1e-400]", "t.json");
+        bool first = true;
+        REQUIRE(js.next_element(first));
+        CHECK(std::isnan(js.number()));
+        REQUIRE(js.next_element(first));
+        CHECK(js.number() == INFINITY);
+        REQUIRE(js.next_element(first));
+        CHECK(js.number() == -INFINITY);
+        REQUIRE(js.next_element(first));
+        CHECK(js.number() == 0.0);
+        CHECK_FALSE(js.next_element(first));
+        CHECK(js.at_end());
+        tr::json_scanner big("1e400", "t.json");
+        CHECK_THROWS_WITH(big.number(), doctest::Contains("number overflow"));
+    }
+    {  // errors name the line; deep nesting is an error, not a stack overflow
+        tr::json_scanner js("[1,\n2,\n3 4]", "y.json");
+        CHECK_THROWS_WITH_AS(js.skip_value(), doctest::Contains("y.json: line 3: not valid JSON"), logratio::format_error);
+        const std::string deep(100000, '[');
+        tr::json_scanner d(deep, "d.json");
+        CHECK_THROWS_WITH(d.skip_value(), doctest::Contains("nested more than 256 levels deep"));
+        std::string deep_record = "{\"_step\": 1, \"a\": ";
+        for (int i = 0; i < 100000; ++i) deep_record += "{\"a\": ";
+        CHECK_THROWS_WITH(tr::read_json_history_text(deep_record, "d.jsonl"), doctest::Contains("nested more than 256"));
+    }
+}
+
+TEST_CASE("JSON history records: verl data dicts, W&B media, run keys, null, booleans, conflicting keys") {
+    const auto set = tr::read_json_history_text(
+        "{\"_step\": 0, \"run_id\": \"r1\", \"name\": \"n\", \"a\": 1.5, \"b\": null, \"c\": true, "
+        "\"img\": {\"_type\": \"image-file\", \"size\": 3}, \"nest\": {\"x\": 2, \"y\": [1]}, \"t\": \"text\"}\n"
+        "\n"
+        "{\"_step\": 1, \"run_id\": \"r2\", \"a\": NaN, \"_timestamp\": 5}\n",
+        "h.jsonl");
+    REQUIRE(set.runs.size() == 2);
+    const auto& r1 = set.runs[0];
+    CHECK(r1.name == "r1");
+    CHECK(r1.metrics.at("a")[0].value == 1.5);
+    CHECK(r1.metrics.count("b") == 0);  // null: not logged
+    CHECK(r1.metrics.at("c")[0].value == 1.0);
+    CHECK(r1.metrics.at("nest/x")[0].value == 2.0);
+    CHECK(r1.metrics.count("name") == 0);  // a string: skipped with the note
+    CHECK(r1.metrics.count("img/size") == 0);
+    REQUIRE(set.notes.size() == 1);
+    CHECK(set.notes[0] == "h.jsonl: skipped non-scalar values (tables, histograms, media, text) of: img, name, nest/y, t");
+    CHECK(std::isnan(set.runs[1].metrics.at("a")[0].value));
+    CHECK(set.runs[1].metrics.at("a")[0].wall_time == 5.0);
+    const auto verl = tr::read_json_history_text(
+        "{\"step\": 3, \"data\": {\"training/global_step\": 3, \"actor\": {\"kl\": 0.5}}, \"other\": 9}\n",
+        "verl.jsonl");
+    CHECK(verl.reader == "verl file-logger history");
+    CHECK(verl.runs[0].metrics.at("actor/kl")[0].value == 0.5);
+    CHECK(verl.runs[0].metrics.at("actor/kl")[0].step == 3);
+    CHECK(verl.runs[0].metrics.count("other") == 0);
+    CHECK_THROWS_WITH(tr::read_json_history_text("{\"_step\": 0, \"a\": 1, \"a\": 2}\n", "dup.jsonl"),
+                      doctest::Contains("dup.jsonl: line 1: run 'dup', metric 'a', step 0: 2 here but 1 on line 1"));
+    CHECK_THROWS_WITH(tr::read_json_history_text("{\"_step\": 0}\n[1]\n", "arr.jsonl"),
+                      doctest::Contains("arr.jsonl: line 2: not a JSON object"));
+    CHECK_THROWS_WITH(tr::read_json_history_text("{\"_step\": 0} x\n", "x.jsonl"),
+                      doctest::Contains("x.jsonl: line 1: not valid JSON: text after the record"));
+    CHECK_THROWS_WITH(tr::read_json_history_text("[{\"_step\": \"s\"}]", "s.json"),
+                      doctest::Contains("s.json: record 0: '_step' is not a number"));
 }

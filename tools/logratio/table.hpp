@@ -130,7 +130,10 @@ inline text_table parse_csv(const std::string& text, const std::string& path) {
             if (p == end || *p == '\n') break;
             ++p;  // ','
         }
-        if (p < end) ++p, ++line;  // '\n'
+        if (p < end) {  // the '\n' ending the record
+            ++p;
+            ++line;
+        }
         if (rec.size() == 1 && rec[0].empty() && !any_quoted) continue;  // a blank line
         if (header) {
             t.columns.assign(rec.begin(), rec.end());

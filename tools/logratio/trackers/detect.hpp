@@ -20,6 +20,7 @@
 #include "fs_walk.hpp"
 #include "history.hpp"
 #include "json_history.hpp"
+#include "lenient_json.hpp"
 #include "mlflow_files.hpp"
 #include "mlflow_sqlite.hpp"
 #include "trl_state.hpp"

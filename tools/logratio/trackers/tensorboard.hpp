@@ -402,7 +402,9 @@ inline history_set read_tensorboard_bytes(const unsigned char* data, std::size_t
 }
 
 /// The scalars of a TensorBoard logdir (every directory holding event files
-/// is a run) or of one event file (one run, named by its directory).
+/// is a run, named by its path under the logdir; in a <group>/<run> layout,
+/// e.g. tb/sync/run1, the first directory is the run's group, as for TRL
+/// output directories) or of one event file (one run, named by its directory).
 inline history_set read_tensorboard(const std::string& path) {
     namespace fs = std::filesystem;
     history_set out;
@@ -419,6 +421,9 @@ inline history_set read_tensorboard(const std::string& path) {
             b.source = (fs::path(path) / name).lexically_normal().string();
             for (const auto& f : files) tb_detail::read_event_file(f.string(), b);
             out.runs.push_back(tb_detail::finish_run(b, out.notes));
+            const auto slash = name.find('/');
+            if (slash != std::string::npos && slash > 0 && name.find('/', slash + 1) == std::string::npos)
+                out.runs.back().group = name.substr(0, slash);
         }
         return out;
     }
