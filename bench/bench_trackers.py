@@ -92,16 +92,27 @@ def write_long_table(work, runs, steps, metrics):
 
 
 def write_sqlite(work, runs, steps, metrics):
+    # The tables and keys of MLflow's SQLAlchemy store (mlflow/mlflow
+    # mlflow/store/tracking/dbmodels/models.py: SqlMetric's primary key
+    # (key, timestamp, step, run_uuid, value, is_nan), SqlLatestMetric's
+    # (key, run_uuid)), without the columns logratio does not read.
     db = sqlite3.connect(f"{work}/mlflow.db")
     db.executescript("""CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT);
-      CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT);
-      CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN);""")
+      CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT, PRIMARY KEY (key, run_uuid));
+      CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN,
+                            PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
+      CREATE INDEX index_metrics_run_uuid ON metrics (run_uuid);
+      CREATE TABLE latest_metrics (key TEXT, value FLOAT, timestamp BIGINT, step BIGINT, is_nan BOOLEAN,
+                                   run_uuid TEXT, PRIMARY KEY (key, run_uuid));""")
     for name, group, names, rows in values(runs, steps, metrics):
         uuid = name.replace(" ", "")
         db.execute("INSERT INTO runs VALUES (?, ?)", (uuid, name))
         db.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, 0)",
                        ((m, row[k], int((T0 + 10 * s) * 1000), uuid, s + 1)
                         for s, row in enumerate(rows) for k, m in enumerate(names)))
+        last = len(rows) - 1
+        db.executemany("INSERT INTO latest_metrics VALUES (?, ?, ?, ?, 0, ?)",
+                       ((m, rows[last][k], int((T0 + 10 * last) * 1000), last + 1, uuid) for k, m in enumerate(names)))
     db.commit()
     db.close()
 

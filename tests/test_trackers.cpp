@@ -4,6 +4,7 @@
 // detection names the reader, and bad inputs are errors naming the place.
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -465,4 +466,35 @@ TEST_CASE("JSON history records: verl data dicts, W&B media, run keys, null, boo
                       doctest::Contains("x.jsonl: line 1: not valid JSON: text after the record"));
     CHECK_THROWS_WITH(tr::read_json_history_text("[{\"_step\": \"s\"}]", "s.json"),
                       doctest::Contains("s.json: record 0: '_step' is not a number"));
+}
+
+TEST_CASE("TRL trainer_state.json read in one pass: text and nested values passed over, NaN kept, bad entries named") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "logratio_test_trl_state" / "run a" / "checkpoint-2";
+    fs::create_directories(dir);
+    const auto write = [&](const std::string& text) {
+        std::ofstream(dir / "trainer_state.json") << text;
+        return (dir / "trainer_state.json").string();
+    };
+    const auto ok = tr::read_trl_states(write(
+        "{\"best_metric\": null, \"log_history\": [{\"loss\": 0.5, \"step\": 1, \"sampling/sampling_logp_difference/mean\": NaN,"
+        " \"note\": \"text\", \"hist\": [1, 2], \"cfg\": {\"a\": 1}, \"flag\": true},"
+        " {\"step\": 2, \"loss\": 0.25}], \"trial_params\": null}"));
+    REQUIRE(ok.runs.size() == 1);
+    const auto& r = ok.runs[0];
+    CHECK(r.name == "run a");
+    CHECK(r.metrics.at("loss").size() == 2);
+    CHECK(r.metrics.at("loss")[1].value == 0.25);
+    CHECK(std::isnan(r.metrics.at("sampling/sampling_logp_difference/mean")[0].value));
+    CHECK(r.metrics.at("flag")[0].value == 1.0);
+    CHECK(r.metrics.count("note") == 0);
+    CHECK(r.metrics.count("cfg/a") == 0);
+    CHECK_THROWS_WITH(tr::read_trl_states(write("{\"log_history\": [{\"step\": 1}, {\"loss\": 1}]}")),
+                      doctest::Contains("trainer_state.json: log_history[1]: an entry without 'step'"));
+    CHECK_THROWS_WITH(tr::read_trl_states(write("{\"log_history\": [{\"step\": \"x\"}]}")),
+                      doctest::Contains("log_history[0]: 'step' is not a number"));
+    CHECK_THROWS_WITH(tr::read_trl_states(write("{\"global_step\": 2}")), doctest::Contains("no 'log_history' list"));
+    CHECK_THROWS_WITH(tr::read_trl_states(write("{\"log_history\": [{\"step\": 1},\n]}")),
+                      doctest::Contains("trainer_state.json: line 2: not valid JSON"));
+    fs::remove_all(dir.parent_path().parent_path());
 }

@@ -11,8 +11,12 @@
 // one checkpoint directory or one trainer_state.json.
 #include <algorithm>
 #include <cstdlib>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <logratio/error.hpp>
@@ -20,7 +24,7 @@
 #include "../table.hpp"
 #include "fs_walk.hpp"
 #include "history.hpp"
-#include "lenient_json.hpp"
+#include "json_scan.hpp"
 #include "run_builder.hpp"
 
 namespace logratio_cli::trackers {
@@ -52,23 +56,75 @@ inline std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input)
     return out;
 }
 
+/// One log_history entry (at '{'): its numeric values (booleans 1/0) at its
+/// `step`; text, lists and nested values are not metrics and are passed over.
+inline void read_log_entry(json_scanner& js, const std::string& path, std::size_t index, run_builder& b,
+                           std::vector<std::pair<std::string, double>>& values, std::string& key) {
+    const std::string place = path + ": log_history[" + std::to_string(index) + "]";
+    if (js.peek() != '{') {
+        js.skip_value();
+        throw logratio::format_error(place + ": an entry without 'step'");
+    }
+    std::size_t used = 0;
+    std::optional<double> step;
+    bool has_step = false;
+    for (bool first = true; js.next_member(first, key);) {
+        const char c = js.peek();
+        std::optional<double> v;
+        if (c == '{' || c == '[' || c == '"' || c == 'n') js.skip_value();  // null: not logged
+        else if (c == 't' || c == 'f') {
+            js.literal(c == 't' ? "true" : "false");
+            v = c == 't' ? 1.0 : 0.0;
+        } else {
+            v = js.number();
+        }
+        if (key == "step") {
+            has_step = true;
+            step = v;
+            continue;
+        }
+        if (!v || !b.wants(key)) continue;
+        if (used == values.size()) values.emplace_back();
+        values[used].first.assign(key);
+        values[used++].second = *v;
+    }
+    if (!has_step) throw logratio::format_error(place + ": an entry without 'step'");
+    if (!step) throw logratio::format_error(place + ": 'step' is not a number");
+    const std::int64_t s = integer_step(*step, place);
+    for (std::size_t i = 0; i < used; ++i) b.add(b.of(values[i].first), s, values[i].second, std::nan(""), path, 0);
+}
+
+/// The log_history of one trainer_state.json into the run (one pass, json_scanner).
 inline void read_log_history(const fs::path& file, run_builder& b) {
     const std::string path = file.string();
-    const auto j = parse_python_json(read_text_file(path), path);
-    if (!j.is_object() || !j.contains("log_history") || !j["log_history"].is_array())
-        throw logratio::format_error(path + ": no 'log_history' list (not a transformers trainer_state.json)");
-    const auto& h = j["log_history"];
-    for (std::size_t i = 0; i < h.size(); ++i) {
-        const std::string place = path + ": log_history[" + std::to_string(i) + "]";
-        if (!h[i].is_object() || !h[i].contains("step")) throw logratio::format_error(place + ": an entry without 'step'");
-        const auto s = number_of(h[i]["step"]);
-        if (!s) throw logratio::format_error(place + ": 'step' is not a number");
-        const std::int64_t step = integer_step(*s, place);
-        for (auto it = h[i].begin(); it != h[i].end(); ++it) {
-            if (it.key() == "step" || it.value().is_null()) continue;
-            if (const auto v = number_of(it.value())) b.add(it.key(), step, *v, std::nan(""), path, 0);
-        }
+    const std::string text = read_text_file(path);
+    const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    json_scanner js(std::string_view(text).substr(bom), path);
+    const auto no_history = [&] {
+        return logratio::format_error(path + ": no 'log_history' list (not a transformers trainer_state.json)");
+    };
+    if (js.peek() != '{') {
+        js.skip_value();
+        throw no_history();
     }
+    std::string key, entry_key;
+    std::vector<std::pair<std::string, double>> values;
+    bool found = false;
+    for (bool first = true; js.next_member(first, key);) {
+        if (key != "log_history" || found) {
+            js.skip_value();
+            continue;
+        }
+        if (js.peek() != '[') {
+            js.skip_value();
+            throw no_history();
+        }
+        found = true;
+        bool first_entry = true;
+        for (std::size_t i = 0; js.next_element(first_entry); ++i) read_log_entry(js, path, i, b, values, entry_key);
+    }
+    if (!js.at_end()) js.fail("text after the trainer state");
+    if (!found) throw no_history();
 }
 
 /// `keys`: the metrics read (the others are listed as unread).
