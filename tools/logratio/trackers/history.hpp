@@ -17,6 +17,10 @@
 
 namespace logratio_cli::trackers {
 
+/// Whether a step read as a double (a CSV cell, a JSON or MLflow number) is
+/// an integer within +-2^53, where a double holds every integer exactly.
+inline bool is_integer_step(double s) { return std::fabs(s) <= 9007199254740992.0 && s == std::floor(s); }
+
 /// One logged value. `step` is the tracker's own step (`_step` for W&B,
 /// the event step for TensorBoard, the metric step for MLflow, `step` in
 /// TRL's log_history); `wall_time` in seconds since the epoch, NaN if unknown.

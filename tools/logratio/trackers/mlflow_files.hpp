@@ -93,7 +93,7 @@ inline void read_mlflow_metric_file(const fs::path& file, const std::string& key
         }
         if (k < 2) throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>', got '", line, "'"));
         const double step = field[2];
-        if (!(std::fabs(step) <= 9007199254740992.0) || step != std::floor(step))
+        if (!is_integer_step(step))
             integer_step(step, concat(name, ": line ", n));  // throws, naming the place
         b.add(series, static_cast<std::int64_t>(step), field[1], field[0] / 1000.0, name, n);
     }

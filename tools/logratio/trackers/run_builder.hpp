@@ -60,7 +60,6 @@ public:
              std::size_t line) {
         if (wants(metric)) add(of(metric), step, value, wall_time, file, line);
     }
-    bool empty() const { return points_.empty() && run_.unread.empty(); }
 
     /// The run with every metric sorted by step; a step met twice keeps one
     /// point if the values agree (NaN and NaN agree), else it is an error.
@@ -151,7 +150,7 @@ inline std::string parent_dir_name(const std::string& p) {
 /// A step read as a double (CSV cell, JSON number) as an integer step: an
 /// error naming the place if it is not an integer within +-2^53.
 inline std::int64_t integer_step(double s, const std::string& place) {
-    if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
+    if (!is_integer_step(s))
         throw logratio::format_error(logratio::detail::concat(place, ": step ", s, " is not an integer (or beyond 2^53)"));
     return static_cast<std::int64_t>(s);
 }
@@ -159,7 +158,7 @@ inline std::int64_t integer_step(double s, const std::string& place) {
 /// The same for a table cell: the message (built only on error) names the
 /// file, line and column.
 inline std::int64_t integer_step(double s, const std::string& file, std::size_t line, const std::string& column) {
-    if (!std::isfinite(s) || s != std::floor(s) || std::fabs(s) > 9007199254740992.0)
+    if (!is_integer_step(s))
         integer_step(s, logratio::detail::concat(file, ": line ", line, ", column '", column, "'"));
     return static_cast<std::int64_t>(s);
 }

@@ -205,7 +205,7 @@ inline run_input run_from_history(const run_history& r, const std::string& metri
     out.series.run = r.name;
     out.series.group = r.group;
     for (const auto& [step, c] : steps) {
-        if (!(std::fabs(step) <= 9007199254740992.0) || step != std::floor(step))
+        if (!is_integer_step(step))
             throw logratio::format_error(concat(r.source, ": run '", r.name, "': step ", step,
                                                 " is not an integer within +-2^53"));
         const auto st = static_cast<std::int64_t>(step);

@@ -60,10 +60,10 @@ inline std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input)
 /// `step`; text, lists and nested values are not metrics and are passed over.
 inline void read_log_entry(json_scanner& js, const std::string& path, std::size_t index, run_builder& b,
                            std::vector<std::pair<std::string, double>>& values, std::string& key) {
-    const std::string place = path + ": log_history[" + std::to_string(index) + "]";
+    const auto place = [&] { return path + ": log_history[" + std::to_string(index) + "]"; };  // errors only
     if (js.peek() != '{') {
         js.skip_value();
-        throw logratio::format_error(place + ": an entry without 'step'");
+        throw logratio::format_error(place() + ": an entry without 'step'");
     }
     std::size_t used = 0;
     std::optional<double> step;
@@ -88,9 +88,10 @@ inline void read_log_entry(json_scanner& js, const std::string& path, std::size_
         values[used].first.assign(key);
         values[used++].second = *v;
     }
-    if (!has_step) throw logratio::format_error(place + ": an entry without 'step'");
-    if (!step) throw logratio::format_error(place + ": 'step' is not a number");
-    const std::int64_t s = integer_step(*step, place);
+    if (!has_step) throw logratio::format_error(place() + ": an entry without 'step'");
+    if (!step) throw logratio::format_error(place() + ": 'step' is not a number");
+    if (!is_integer_step(*step)) integer_step(*step, place());  // throws, naming the entry
+    const auto s = static_cast<std::int64_t>(*step);
     for (std::size_t i = 0; i < used; ++i) b.add(b.of(values[i].first), s, values[i].second, std::nan(""), path, 0);
 }
 
