@@ -435,30 +435,30 @@ TEST_CASE("correction: hand-computed rejection options, chains, aliases and veto
 TEST_CASE("correction: invalid options and inputs get clear errors") {
     using logratio::parse_rejection;
     CHECK_THROWS_WITH_AS(parse_rejection("token_k4", "1"), doctest::Contains("unknown rejection option 'token_k4'"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("seq_max_k1", "1"), doctest::Contains("unknown rejection option"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("token_k1", "1.1_0.9"), doctest::Contains("above the upper"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "0.1_0.2"), doctest::Contains("single upper bound"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("token_k2,token_k3", "1,2,3"), doctest::Contains("3 given for 2"),
-                         logratio::error);
-    CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "-1"), doctest::Contains("must be positive"), logratio::error);
+                         logratio::argument_error);
+    CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "-1"), doctest::Contains("must be positive"), logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("token_k2", "abc"), doctest::Contains("invalid numeric threshold"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK_THROWS_WITH_AS(parse_rejection("token,token_k1", "2"), doctest::Contains("are the same option"),
-                         logratio::error);
+                         logratio::argument_error);
     CHECK(parse_rejection("token_k2,token_k2", "1").size() == 1);  // duplicates dropped, as verl
-    CHECK_THROWS_WITH_AS(logratio::parse_is_level("tokens"), doctest::Contains("unknown IS level"), logratio::error);
+    CHECK_THROWS_WITH_AS(logratio::parse_is_level("tokens"), doctest::Contains("unknown IS level"), logratio::argument_error);
     correction_options o;
     o.is = logratio::is_options{logratio::is_level::token, 0.0};
-    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("must be a positive"), logratio::error);
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("must be a positive"), logratio::argument_error);
     o.is = logratio::is_options{logratio::is_level::token, 2.0, 3.0};
-    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("above the upper threshold"), logratio::error);
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("above the upper threshold"), logratio::argument_error);
     o.is = logratio::is_options{};
     o.veto = -1;
-    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("veto threshold"), logratio::error);
+    CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("veto threshold"), logratio::argument_error);
     o.veto.reset();
     // positive log-prob and NaN name the tensor and position; an all-masked batch is an error
     tiny x;
@@ -466,7 +466,7 @@ TEST_CASE("correction: invalid options and inputs get clear errors") {
     std::vector<float> w(8);
     std::vector<std::uint8_t> m(8);
     CHECK_THROWS_WITH_AS(logratio::correct(x.view(), o, w.data(), m.data()),
-                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 9.9999999999999995e-07) at row 0, column 1"),
+                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 1e-06) at row 0, column 1"),
                          logratio::value_error);
     tiny y;
     y.r[4] = std::nan("");
@@ -580,7 +580,7 @@ TEST_CASE("correction: bad input inside the short cut's interval is still named"
     bad_t[2 * len + 37] = 0.5;  // both positive, delta = 0.01: inside the interval
     bad_r[2 * len + 37] = 0.49;
     CHECK_THROWS_WITH_AS(logratio::correct(logratio::padded(bad_t, bad_r, m, rows, len), o, w.data(), mo.data()),
-                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 9.9999999999999995e-07) at row 2, "
+                         doctest::Contains("train_logprobs: positive log-prob 0.5 (> 1e-06) at row 2, "
                                            "column 37"),
                          logratio::value_error);
     auto nan_t = t;

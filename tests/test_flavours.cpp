@@ -229,9 +229,9 @@ TEST_CASE("flavours: mode names, settings and their errors") {
     CHECK(parse_mode("trl:sequence_mask").name() == "trl:sequence_mask");
     CHECK(parse_mode("trl:token_truncate").clip_max == 3.0);  // TRL's default
     CHECK_THROWS_WITH_AS(parse_mode("slime:mis-clip"), doctest::Contains("unknown mode 'slime:mis-clip'"),
-                         logratio::error);
-    CHECK_THROWS_AS(parse_mode("trl:token"), logratio::error);
-    CHECK_THROWS_AS(parse_mode("verl:tis"), logratio::error);
+                         logratio::argument_error);
+    CHECK_THROWS_AS(parse_mode("trl:token"), logratio::argument_error);
+    CHECK_THROWS_AS(parse_mode("verl:tis"), logratio::argument_error);
     auto with = [](const std::vector<std::string>& a) { return logratio_cli::flavour_options_from(a); };
     // slime's default lower clip 0 is allowed (the verl flavour's --is-lower 0 is not).
     CHECK_NOTHROW(with({"--mode", "slime:tis", "--tis-clip-low", "0"}));

@@ -292,7 +292,7 @@ TEST_CASE("logits: bad input gets clear errors") {
                          doctest::Contains("train_logits: row 0 has no finite logit"), logratio::value_error);
     z[0] = 0;
     CHECK_THROWS_WITH_AS(logratio::compute_logits(a, b, tok.data(), out.data(), logratio::logits_options{0.0}),
-                         doctest::Contains("temperature 0 must be"), logratio::error);
+                         doctest::Contains("temperature 0 must be"), logratio::argument_error);
     CHECK_THROWS_AS(logits_view<float>(z.data(), 3, 4, 2), logratio::shape_error);
 }
 

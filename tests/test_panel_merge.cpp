@@ -100,11 +100,11 @@ TEST_CASE("merging accumulators with different thresholds is an error") {
     logratio::panel_options a, b;
     b.abs_delta_thresholds = {0.5};
     logratio::panel_accumulator x(a), y(b);
-    CHECK_THROWS_AS(x.merge(y), logratio::shape_error);
+    CHECK_THROWS_AS(x.merge(y), logratio::argument_error);
     b.abs_delta_thresholds = std::vector<double>(9, 0.1);
-    CHECK_THROWS_AS(logratio::panel_accumulator{b}, logratio::shape_error);
+    CHECK_THROWS_AS(logratio::panel_accumulator{b}, logratio::argument_error);
     b.abs_delta_thresholds = {-1.0};
-    CHECK_THROWS_AS(logratio::panel_accumulator{b}, logratio::shape_error);
+    CHECK_THROWS_AS(logratio::panel_accumulator{b}, logratio::argument_error);
 }
 
 TEST_CASE("bad values: NaN, Inf and positive log-probs name the tensor, row and column") {
@@ -166,6 +166,6 @@ TEST_CASE("packed layout errors name the sequence and position") {
     std::vector<std::int64_t> cu{0, 4, 10};
     r[6] = 2.0f;
     CHECK_THROWS_WITH_AS(logratio::compute_panel(logratio::packed(t, r, cu)),
-                         doctest::Contains("rollout_logprobs: positive log-prob 2 (> 9.9999999999999995e-07) at sequence 1, position 2"),
+                         doctest::Contains("rollout_logprobs: positive log-prob 2 (> 1e-06) at sequence 1, position 2"),
                          logratio::value_error);
 }

@@ -140,7 +140,7 @@ TEST_CASE("runs: degenerate inputs give absent values and a note, not a crash") 
     for (const auto& n : an.notes) noted |= n.find("group 'sync' has 1 run") != std::string::npos;
     CHECK(noted);
     CHECK_THROWS_WITH_AS(logratio::analyze_runs({{"a", "x", {1}, {1}}, {"b", "y", {1}, {1}}}, {0.95, "x", "z"}),
-                         "compare: no group 'z' (groups: x, y)", logratio::shape_error);
+                         "compare: no group 'z' (groups: x, y)", logratio::argument_error);
 }
 
 TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") {

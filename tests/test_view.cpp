@@ -79,6 +79,6 @@ TEST_CASE("sequence range of accumulate_panel is checked") {
     std::vector<float> t(12, -1.0f);
     std::vector<std::uint8_t> m(12, 1);
     auto v = logratio::padded(t, t, m, 3, 4);
-    CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 2, 1), logratio::shape_error);
-    CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 0, 4), logratio::shape_error);
+    CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 2, 1), logratio::argument_error);
+    CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 0, 4), logratio::argument_error);
 }

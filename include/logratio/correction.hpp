@@ -35,7 +35,7 @@ LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
 inline void require_verl(const correction_options& o) {
     if (o.flavour != framework::verl)
-        throw error(concat("flavour ", framework_name(o.flavour),
+        throw argument_error(concat("flavour ", framework_name(o.flavour),
                            ": its metrics are means over the whole batch; use correct(), not correct_range()"));
 }
 }  // namespace detail
@@ -49,7 +49,7 @@ template <class Arch = xsimd::default_arch, class T, class M, class W = float>
 correction_accumulator correct_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
                                      const correction_options& o, W* weights, std::uint8_t* mask) {
     if (first > last || last > v.num_sequences())
-        throw shape_error(detail::concat("correct_range: sequence range [", first, ", ", last, ") is outside [0, ",
+        throw argument_error(detail::concat("correct_range: sequence range [", first, ", ", last, ") is outside [0, ",
                                          v.num_sequences(), ")"));
     o.validate();
     detail::require_verl(o);

@@ -282,7 +282,7 @@ public:
     }
 
     void merge(const correction_accumulator& o) {
-        if (!same_options(o)) throw error("correction_accumulator::merge: the two states have different options");
+        if (!same_options(o)) throw argument_error("correction_accumulator::merge: the two states have different options");
         tokens += o.tokens;
         sequences += o.sequences;
         is.merge(o.is);

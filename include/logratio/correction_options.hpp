@@ -32,12 +32,12 @@ struct is_options {
 
     void validate() const {
         if (!(upper > 0.0) || !std::isfinite(upper))
-            throw error(detail::concat("IS threshold C = ", upper, " must be a positive finite number"));
+            throw argument_error(detail::concat("IS threshold C = ", upper, " must be a positive finite number"));
         if (lower) {
             if (!(*lower > 0.0) || !std::isfinite(*lower))
-                throw error(detail::concat("IS lower threshold c_low = ", *lower, " must be a positive finite number"));
+                throw argument_error(detail::concat("IS lower threshold c_low = ", *lower, " must be a positive finite number"));
             if (*lower > upper)
-                throw error(detail::concat("IS lower threshold c_low = ", *lower, " is above the upper threshold C = ",
+                throw argument_error(detail::concat("IS lower threshold c_low = ", *lower, " is above the upper threshold C = ",
                                            upper));
         }
     }
@@ -100,8 +100,8 @@ inline double parse_positive(const std::string& s, const std::string& what) {
     } catch (...) {
         used = 0;
     }
-    if (used != s.size() || s.empty()) throw error(concat("invalid numeric threshold '", s, "' for ", what));
-    if (!(v > 0.0) || !std::isfinite(v)) throw error(concat("threshold '", s, "' for ", what, " must be positive"));
+    if (used != s.size() || s.empty()) throw argument_error(concat("invalid numeric threshold '", s, "' for ", what));
+    if (!(v > 0.0) || !std::isfinite(v)) throw argument_error(concat("threshold '", s, "' for ", what, " must be positive"));
     return v;
 }
 }  // namespace detail
@@ -149,7 +149,7 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
             else ok = false;
             if (ok && r.aggregate == rs_aggregate::seq_max && r.stat == rs_stat::k1) ok = false;
             if (!ok)
-                throw error(detail::concat(
+                throw argument_error(detail::concat(
                     "unknown rejection option '", o,
                     "' (expected token_k1, token_k2, token_k3, seq_sum_k1, seq_sum_k2, seq_sum_k3, seq_mean_k1, "
                     "seq_mean_k2, seq_mean_k3, seq_max_k2, seq_max_k3, or the aliases token, sequence, geometric)"));
@@ -158,16 +158,16 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
         for (const named& n : list) {
             if (n.given == o) dup = true;
             else if (n.opt.name() == r.name())
-                throw error(detail::concat("rejection options '", n.given, "' and '", o, "' are the same option ",
+                throw argument_error(detail::concat("rejection options '", n.given, "' and '", o, "' are the same option ",
                                            r.name()));
         }
         if (!dup) list.push_back({o, r, alias});
     }
-    if (list.empty()) throw error("rejection options: the list is empty");
+    if (list.empty()) throw argument_error("rejection options: the list is empty");
     std::vector<std::string> specs = detail::split_list(thresholds, ',');
-    if (specs.empty()) throw error("rejection thresholds: the list is empty");
+    if (specs.empty()) throw argument_error("rejection thresholds: the list is empty");
     if (specs.size() != 1 && specs.size() != list.size())
-        throw error(detail::concat("rejection thresholds: ", specs.size(), " given for ", list.size(),
+        throw argument_error(detail::concat("rejection thresholds: ", specs.size(), " given for ", list.size(),
                                    " options (give one shared threshold or one per option)"));
     std::vector<rs_option> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -186,9 +186,9 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
                 lo = n.alias && alias_lower ? *alias_lower : 1.0 / up;
             }
             if (n.alias && alias_lower && us == std::string::npos && !(*alias_lower > 0.0))
-                throw error(detail::concat("rejection lower threshold ", *alias_lower, " must be positive"));
+                throw argument_error(detail::concat("rejection lower threshold ", *alias_lower, " must be positive"));
             if (lo > up)
-                throw error(detail::concat(what, ": lower bound ", lo, " is above the upper bound ", up));
+                throw argument_error(detail::concat(what, ": lower bound ", lo, " is above the upper bound ", up));
             if (n.alias) {  // ratio pi/mu in [lo, up]  <=>  k1 in [log(1/up), log(1/lo)]
                 r.lower = 1.0 / up;
                 r.upper = 1.0 / lo;
@@ -198,7 +198,7 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
             }
         } else {
             if (spec.find('_') != std::string::npos)
-                throw error(detail::concat(what, " takes a single upper bound, not '", spec, "'"));
+                throw argument_error(detail::concat(what, " takes a single upper bound, not '", spec, "'"));
             r.upper = detail::parse_positive(spec, what);
         }
         out.push_back(r);
@@ -229,32 +229,32 @@ struct correction_options {
         for (std::size_t i = 0; i < rejection.size(); ++i) {
             const rs_option& r = rejection[i];
             if (!(r.upper > 0.0) || !std::isfinite(r.upper) || (r.has_lower() && (!(r.lower > 0.0) || r.lower > r.upper)))
-                throw error(detail::concat("rejection option ", r.name(), ": invalid thresholds [", r.lower, ", ",
+                throw argument_error(detail::concat("rejection option ", r.name(), ": invalid thresholds [", r.lower, ", ",
                                            r.upper, "]"));
             for (std::size_t j = 0; j < i; ++j)
                 if (rejection[j].name() == r.name())
-                    throw error(detail::concat("rejection option ", r.name(), " is given twice"));
+                    throw argument_error(detail::concat("rejection option ", r.name(), " is given twice"));
         }
         if (veto && (!(*veto > 0.0) || !std::isfinite(*veto)))
-            throw error(detail::concat("veto threshold ", *veto, " must be a positive finite number"));
+            throw argument_error(detail::concat("veto threshold ", *veto, " must be a positive finite number"));
     }
 
 private:
     void validate_flavour() const {
         if (flavour == framework::verl) {
-            if (mode) throw error(detail::concat("mode ", mode->name(), " needs flavour ", framework_name(mode->fw)));
+            if (mode) throw argument_error(detail::concat("mode ", mode->name(), " needs flavour ", framework_name(mode->fw)));
             return;
         }
         if (is || !rejection.empty() || veto)
-            throw error(detail::concat("flavour ", framework_name(flavour),
+            throw argument_error(detail::concat("flavour ", framework_name(flavour),
                                        ": the mode sets the weights, rejections and veto; leave is, rejection and "
                                        "veto empty (they are verl's options)"));
         if (!mode && flavour == framework::trl)
-            throw error("flavour trl needs a mode: trl:token_truncate, trl:token_mask, trl:sequence_truncate or "
+            throw argument_error("flavour trl needs a mode: trl:token_truncate, trl:token_mask, trl:sequence_truncate or "
                         "trl:sequence_mask");
         if (!mode) return;
         if (mode->fw != flavour)
-            throw error(detail::concat("mode ", mode->name(), " is not a ", framework_name(flavour), " mode"));
+            throw argument_error(detail::concat("mode ", mode->name(), " is not a ", framework_name(flavour), " mode"));
         mode->validate();
     }
 };

@@ -51,7 +51,7 @@ inline framework parse_framework(const std::string& s) {
     if (s == "verl") return framework::verl;
     if (s == "slime") return framework::slime;
     if (s == "trl") return framework::trl;
-    throw error(detail::concat("unknown flavour '", s, "' (expected verl, slime or trl)"));
+    throw argument_error(detail::concat("unknown flavour '", s, "' (expected verl, slime or trl)"));
 }
 
 /// slime's kinds of correction.
@@ -119,7 +119,7 @@ inline std::string framework_mode::name() const {
 
 namespace detail {
 inline void need(bool ok, const std::string& mode, const std::string& what) {
-    if (!ok) throw error(concat(mode, ": ", what));
+    if (!ok) throw argument_error(concat(mode, ": ", what));
 }
 inline bool positive_finite(double x) { return x > 0.0 && std::isfinite(x); }
 }  // namespace detail
@@ -128,7 +128,7 @@ inline void framework_mode::validate() const {
     using detail::need;
     using detail::positive_finite;
     const std::string n = name();
-    if (fw == framework::verl) throw error("framework_mode: verl has no named modes (use is / rejection / veto)");
+    if (fw == framework::verl) throw argument_error("framework_mode: verl has no named modes (use is / rejection / veto)");
     if (fw == framework::trl) {
         need(clip_min || clip_max, n, "give clip_min, clip_max or both");
         if (clip_max) need(positive_finite(*clip_max), n, detail::concat("clip_max = ", *clip_max, " must be > 0"));
@@ -174,10 +174,10 @@ inline framework_mode parse_mode(const std::string& s) {
         else if (rest == "token_mask") m.trl = trl_kind::token_mask;
         else if (rest == "sequence_truncate") m.trl = trl_kind::sequence_truncate;
         else if (rest == "sequence_mask") m.trl = trl_kind::sequence_mask;
-        else throw error(detail::concat("unknown mode '", s, "' (", expected, ")"));
+        else throw argument_error(detail::concat("unknown mode '", s, "' (", expected, ")"));
         return m;
     }
-    if (fw != "slime") throw error(detail::concat("unknown mode '", s, "' (", expected, ")"));
+    if (fw != "slime") throw argument_error(detail::concat("unknown mode '", s, "' (", expected, ")"));
     m.fw = framework::slime;
     if (rest == "tis") m.slime = slime_kind::tis;
     else if (rest == "icepop") m.slime = slime_kind::icepop;
@@ -188,7 +188,7 @@ inline framework_mode parse_mode(const std::string& s) {
         const std::string lv = d2 == std::string::npos ? "" : rest.substr(d2 + 1);
         if (head != "mis" || (b != "truncate" && b != "clip" && b != "mask") ||
             (lv != "token" && lv != "sequence" && lv != "geometric"))
-            throw error(detail::concat("unknown mode '", s, "' (", expected, ")"));
+            throw argument_error(detail::concat("unknown mode '", s, "' (", expected, ")"));
         m.slime = slime_kind::mis;
         m.tis_mode = b == "truncate" ? mis_bound::truncate : b == "clip" ? mis_bound::clip : mis_bound::mask;
         m.tis_level = parse_is_level(lv);

@@ -28,7 +28,7 @@ inline is_level parse_is_level(const std::string& s) {
     if (s == "token") return is_level::token;
     if (s == "sequence") return is_level::sequence;
     if (s == "geometric") return is_level::geometric;
-    throw error(detail::concat("unknown IS level '", s, "' (expected token, sequence or geometric)"));
+    throw argument_error(detail::concat("unknown IS level '", s, "' (expected token, sequence or geometric)"));
 }
 
 LOGRATIO_NAMESPACE_END

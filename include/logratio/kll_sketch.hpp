@@ -53,7 +53,7 @@ public:
     static constexpr std::size_t batch_chunk = std::size_t(1) << 16;
 
     explicit kll_sketch(std::uint16_t k = default_k, std::uint64_t seed = 0x9E3779B97F4A7C15ull) : k_(k), rng_(seed | 1) {
-        if (k < min_k) throw shape_error(detail::concat("kll_sketch: k = ", k, ", must be at least ", min_k));
+        if (k < min_k) throw argument_error(detail::concat("kll_sketch: k = ", k, ", must be at least ", min_k));
         levels_.resize(1);
         refresh();
     }
@@ -139,7 +139,7 @@ public:
     /// whose estimated normalized rank (fraction of items <= it) is >= p;
     /// p = 0 and p = 1 give the exact minimum and maximum.
     T quantile(double p) const {
-        if (!(p >= 0.0 && p <= 1.0)) throw shape_error(detail::concat("kll_sketch::quantile: p = ", p, " is outside [0, 1]"));
+        if (!(p >= 0.0 && p <= 1.0)) throw argument_error(detail::concat("kll_sketch::quantile: p = ", p, " is outside [0, 1]"));
         if (n_ == 0) throw shape_error("kll_sketch::quantile: the sketch is empty");
         if (p == 0.0) return min_;
         if (p == 1.0) return max_;
@@ -173,7 +173,7 @@ public:
     std::vector<double> cdf(const std::vector<T>& splits) const {
         for (std::size_t i = 1; i < splits.size(); ++i)
             if (!(splits[i - 1] < splits[i]))
-                throw shape_error(detail::concat("kll_sketch::cdf: split points must increase (index ", i, ")"));
+                throw argument_error(detail::concat("kll_sketch::cdf: split points must increase (index ", i, ")"));
         std::vector<double> out;
         for (T s : splits) out.push_back(rank(s, true));
         out.push_back(1.0);
@@ -192,7 +192,7 @@ public:
     /// nothing was compacted (the sketch is exact).
     double normalized_rank_error(double confidence = 0.99) const {
         if (!(confidence > 0.0 && confidence < 1.0))
-            throw shape_error("kll_sketch::normalized_rank_error: confidence must be in (0, 1)");
+            throw argument_error("kll_sketch::normalized_rank_error: confidence must be in (0, 1)");
         if (n_ == 0 || error_variance_ == 0.0) return 0.0;
         return std::sqrt(2.0 * error_variance_ * std::log(2.0 / (1.0 - confidence))) / static_cast<double>(n_);
     }

@@ -243,7 +243,7 @@ void check_logits(const logits_view<T>& z, const logits_view<T>& y, const I* tok
                                  y.rows, ", ", y.cols, "]"));
     if (z.cols == 0 && z.rows) throw shape_error("logits: the vocabulary is empty (0 columns)");
     if (!(o.temperature > 0.0) || !std::isfinite(o.temperature))
-        throw error(concat("temperature ", o.temperature, " must be a positive finite number"));
+        throw argument_error(concat("temperature ", o.temperature, " must be a positive finite number"));
     if (tokens)
         for (std::uint64_t i = 0; i < z.rows; ++i) {
             const auto t = static_cast<std::int64_t>(tokens[i]);

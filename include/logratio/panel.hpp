@@ -40,7 +40,7 @@ template <class Arch = xsimd::default_arch, class T, class M>
 panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
                                          const panel_options& o = {}) {
     if (first > last || last > v.num_sequences())
-        throw shape_error(detail::concat("accumulate_panel_range: sequence range [", first, ", ", last,
+        throw argument_error(detail::concat("accumulate_panel_range: sequence range [", first, ", ", last,
                                          ") is outside [0, ", v.num_sequences(), ")"));
     return detail::accumulate_range<xsimd::batch<double, Arch>>(v, first, last, o);
 }

@@ -170,13 +170,13 @@ struct panel_accumulator {
     panel_accumulator() = default;
     explicit panel_accumulator(const panel_options& o) {
         if (o.abs_delta_thresholds.size() > panel_options::max_thresholds)
-            throw shape_error(detail::concat("panel_options: ", o.abs_delta_thresholds.size(),
+            throw argument_error(detail::concat("panel_options: ", o.abs_delta_thresholds.size(),
                                              " abs_delta_thresholds, at most ", panel_options::max_thresholds));
         num_thresholds = static_cast<std::uint32_t>(o.abs_delta_thresholds.size());
         for (std::uint32_t i = 0; i < num_thresholds; ++i) {
             const double t = o.abs_delta_thresholds[i];
             if (!(t >= 0) || !std::isfinite(t))
-                throw shape_error(detail::concat("panel_options: abs_delta_thresholds[", i, "] = ", t,
+                throw argument_error(detail::concat("panel_options: abs_delta_thresholds[", i, "] = ", t,
                                                  ", must be finite and >= 0"));
             thresholds[i] = t;
         }
@@ -187,7 +187,7 @@ struct panel_accumulator {
     void merge(const panel_accumulator& o) {
         if (o.num_thresholds != num_thresholds ||
             !std::equal(thresholds.begin(), thresholds.begin() + num_thresholds, o.thresholds.begin()))
-            throw shape_error("panel_accumulator::merge: the two accumulators use different abs_delta_thresholds");
+            throw argument_error("panel_accumulator::merge: the two accumulators use different abs_delta_thresholds");
         tokens += o.tokens;
         nonfinite_tokens += o.nonfinite_tokens;
         sum_train += o.sum_train;

@@ -32,7 +32,15 @@ public:
     template <class T, class M>
     void add(const paired_view<T, M>& v, std::uint64_t first = 0, std::uint64_t last = ~std::uint64_t(0)) {
         last = std::min(last, v.num_sequences());
-        panel_accumulator a = accumulate_panel_range(v, first, last, opt_);
+        add_accumulated(accumulate_panel_range(v, first, last, opt_), v, first, last);
+    }
+
+    /// add() with the panel accumulator of sequences [first, last) computed
+    /// by the caller with this stream's options() -- e.g. by
+    /// logratio::dispatch::accumulate_panel_range at the CPU's widest level.
+    template <class T, class M>
+    void add_accumulated(panel_accumulator a, const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last) {
+        last = std::min(last, v.num_sequences());
         // locations: this chunk's sequences come after everything seen so far
         a.abs_max_at.sequence = a.abs_max_at.sequence - first + sequences_seen_;
         if (first_) acc_ = a;
@@ -58,6 +66,8 @@ public:
         flush();
         sequences_seen_ += last - first;
     }
+
+    const panel_options& options() const noexcept { return opt_; }
 
     /// Appends another stream's sequences after this one's.
     void merge(const panel_stream& o) {

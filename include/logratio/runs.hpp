@@ -156,7 +156,7 @@ inline runs_analysis analyze_runs(const std::vector<run_series>& series, const r
         out.groups.push_back(std::move(gs));
     }
     std::string a = opt.compare_a, b = opt.compare_b;
-    if (a.empty() != b.empty()) throw shape_error("compare: give both groups (A,B)");
+    if (a.empty() != b.empty()) throw argument_error("compare: give both groups (A,B)");
     if (a.empty()) {
         if (order.size() < 2) {
             out.notes.push_back(detail::concat("only ", order.size(), " group(s): no comparison"));
@@ -169,9 +169,9 @@ inline runs_analysis analyze_runs(const std::vector<run_series>& series, const r
         if (std::find(order.begin(), order.end(), g) == order.end()) {
             std::string known;
             for (const auto& o : order) known += (known.empty() ? "" : ", ") + o;
-            throw shape_error(detail::concat("compare: no group '", g, "' (groups: ", known, ")"));
+            throw argument_error(detail::concat("compare: no group '", g, "' (groups: ", known, ")"));
         }
-    if (a == b) throw shape_error("compare: the two groups are the same ('" + a + "')");
+    if (a == b) throw argument_error("compare: the two groups are the same ('" + a + "')");
     group_comparison c;
     c.a = a;
     c.b = b;

@@ -1,7 +1,8 @@
-// diagnose: logratio doctor's findings and breakdowns (include/logratio/doctor/).
+// diagnose: logratio doctor's findings and breakdowns (include/logratio/doctor/),
+// at the CPU's widest SIMD level (logratio::dispatch).
 // The result is the JSON text `logratio doctor --json` prints (one writer,
 // tools/logratio/doctor_json.hpp), parsed by logratio.diagnose().
-#include <logratio/doctor/diagnose.hpp>
+#include <logratio/dispatch/dispatch.hpp>
 
 #include "bindings.hpp"
 #include "doctor_json.hpp"
@@ -20,7 +21,7 @@ py::tuple diagnose(py::object train, py::object rollout, py::object mask, py::ob
     {
         py::gil_scoped_release nogil;
         o.old_logprobs = in.old_data;
-        const auto d = visit(in, [&](const auto& v) { return logratio::doctor::diagnose(v, o); });
+        const auto d = visit(in, [&](const auto& v) { return logratio::dispatch::diagnose(v, o); });
         worst = static_cast<int>(d.worst());
         text = logratio_cli::diagnosis_json(d).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     }

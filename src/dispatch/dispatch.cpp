@@ -118,6 +118,15 @@ panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_optio
     return kernels_for<T, M>().accumulate_panel(v, o, threads);
 }
 template <class T, class M>
+panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
+                                         const panel_options& o) {
+    return kernels_for<T, M>().accumulate_panel_range(v, first, last, o);
+}
+template <class T, class M>
+doctor::diagnosis diagnose(const paired_view<T, M>& v, const doctor::diagnose_options& o) {
+    return kernels_for<T, M>().diagnose(v, o);
+}
+template <class T, class M>
 correction_result correct(const paired_view<T, M>& v, const correction_options& o, float* weights, std::uint8_t* mask,
                           unsigned threads) {
     return kernels_for<T, M>().correct(v, o, weights, mask, threads);
@@ -144,6 +153,9 @@ void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
 
 #define LOGRATIO_DISPATCH_VIEW_INST(T, M)                                                                      \
     template panel_accumulator accumulate_panel(const paired_view<T, M>&, const panel_options&, unsigned);    \
+    template panel_accumulator accumulate_panel_range(const paired_view<T, M>&, std::uint64_t, std::uint64_t, \
+                                                      const panel_options&);                                  \
+    template doctor::diagnosis diagnose(const paired_view<T, M>&, const doctor::diagnose_options&);            \
     template correction_result correct(const paired_view<T, M>&, const correction_options&, float*,           \
                                        std::uint8_t*, unsigned);                                              \
     template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \

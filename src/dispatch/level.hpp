@@ -29,6 +29,7 @@ void fill_panel(ld::kernel_table& t);
 void fill_correct(ld::kernel_table& t);
 void fill_quantiles(ld::kernel_table& t);
 void fill_logits(ld::kernel_table& t);
+void fill_doctor(ld::kernel_table& t);
 
 /// Calls f.template operator()<T, M>() for every (element, mask) pair the
 /// library holds, with the table's slot for it.

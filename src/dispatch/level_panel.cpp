@@ -1,4 +1,5 @@
-// The panel and the mismatch split at one level (see level.hpp).
+// The panel (whole views and sequence ranges) and the mismatch split at one
+// level (see level.hpp).
 #include "level.hpp"
 
 namespace logratio_dispatch {
@@ -12,6 +13,17 @@ lr::panel_accumulator accumulate(const lr::paired_view<T, M>& v, const lr::panel
         return lr::accumulate_panel_scalar(v, o);
     } else {
         return lr::accumulate_panel<arch>(v, o, threads);
+    }
+}
+
+template <class T, class M>
+lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
+                                       const lr::panel_options& o) {
+    if constexpr (scalar) {
+        if (first > last || last > v.num_sequences()) return lr::accumulate_panel_range(v, first, last, o);  // throws
+        return lr::detail::accumulate_range<double>(v, first, last, o);
+    } else {
+        return lr::accumulate_panel_range<arch>(v, first, last, o);
     }
 }
 
@@ -41,6 +53,7 @@ void fill_panel(ld::kernel_table& t) {
     for_each_view_type(t, [](auto& k) {
         using types = view_types<std::remove_reference_t<decltype(k)>>;
         k.accumulate_panel = &accumulate<typename types::value, typename types::mask>;
+        k.accumulate_panel_range = &accumulate_range<typename types::value, typename types::mask>;
         k.split_mismatch = &split<typename types::value, typename types::mask>;
     });
 }

@@ -18,6 +18,7 @@ LOGRATIO_DISPATCH_ENTRY const logratio::dispatch::kernel_table* LOGRATIO_DISPATC
         lv::fill_correct(t);
         lv::fill_quantiles(t);
         lv::fill_logits(t);
+        lv::fill_doctor(t);
         return t;
     }();
     return &table;

@@ -1,8 +1,12 @@
 # ctest helper: runs TOOL with ARGS (a ;-list) and passes only when it exits
-# non-zero, prints nothing on stdout, and stderr matches REGEX.
+# with the CLI's error code (1, or RC when given: the README's one exit-code
+# rule), prints nothing on stdout, and stderr matches REGEX.
 execute_process(COMMAND ${TOOL} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(rc EQUAL 0)
-  message(FATAL_ERROR "expected a failure, got exit code 0\nstdout: ${out}\nstderr: ${err}")
+if(NOT DEFINED RC)
+  set(RC 1)
+endif()
+if(NOT rc EQUAL RC)
+  message(FATAL_ERROR "expected exit code ${RC}, got ${rc}\nstdout: ${out}\nstderr: ${err}")
 endif()
 if(NOT out STREQUAL "")
   message(FATAL_ERROR "a failing run printed a result on stdout:\n${out}")

@@ -25,6 +25,7 @@
 
 #include "doctor_json.hpp"
 #include "dumps.hpp"
+#include "kernels.hpp"
 #include "mapped_file.hpp"
 #include "npy.hpp"
 #include "panel_input.hpp"
@@ -70,7 +71,7 @@ inline logratio::doctor::diagnosis diagnose_tensors(const panel_tensors& in, con
         logratio::doctor::diagnose_options o;
         o.threads = threads;
         if (old) o.old_logprobs = input_detail::typed<T>(*old, keep);
-        d = logratio::doctor::diagnose(view, o);
+        d = kernels::diagnose(view, o);
     });
     return d;
 }

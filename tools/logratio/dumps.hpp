@@ -20,6 +20,7 @@
 
 #include "atomic_file.hpp"
 #include "mapped_file.hpp"
+#include "kernels.hpp"
 #include "panel_input.hpp"
 #include "safetensors.hpp"
 #include "tensor_names.hpp"
@@ -125,14 +126,14 @@ inline dump_panel panel_of_dump(const std::string& path, const std::string& rel,
     const tensor* old = st.find("old_logprobs");
     try {
         with_panel_view(in, [&](const auto& view) {
-            d.panel = logratio::compute_panel(view, opt);
-            logratio::add_panel_quantiles(d.panel, view, opt.nonfinite);
+            d.panel = kernels::compute_panel(view, opt, 1);
+            kernels::add_panel_quantiles(d.panel, view, opt.nonfinite);
             if (old) {
                 using T = typename std::decay_t<decltype(view)>::value_type;
                 if (old->type != in.train->type || old->shape != in.train->shape)
                     throw logratio::shape_error("old_logprobs: dtype or shape differs from train_logprobs");
                 std::vector<std::unique_ptr<unsigned char[]>> keep;
-                d.split = logratio::split_mismatch(view, input_detail::typed<T>(*old, keep), opt);
+                d.split = kernels::split_mismatch(view, input_detail::typed<T>(*old, keep), opt);
             }
         });
     } catch (const logratio::error& e) {

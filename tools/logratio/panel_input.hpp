@@ -2,6 +2,7 @@
 // From tensors (safetensors or .npy) to a typed logratio::paired_view:
 // checks names, dtypes and shapes of train/rollout/mask/cu_seqlens against
 // each other, then calls f(view) with the view's concrete element types.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -40,11 +41,14 @@ const T* typed(const tensor& t, std::vector<std::unique_ptr<unsigned char[]>>& k
 
 [[noreturn]] inline void fail(const std::string& msg) { throw logratio::shape_error(msg); }
 
+/// Calls f with the typed view; `converted`: the mask already as M (else
+/// the mask tensor's data is read as M).
 template <class T, class M, class F>
-void with_mask_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f) {
+void with_mask_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f,
+                    const M* converted = nullptr) {
     const T* tr = typed<T>(*in.train, keep);
     const T* ro = typed<T>(*in.rollout, keep);
-    const M* mk = in.mask ? typed<M>(*in.mask, keep) : nullptr;
+    const M* mk = converted ? converted : in.mask ? typed<M>(*in.mask, keep) : nullptr;
     if (in.offsets) {
         const std::uint64_t n = in.train->numel();
         const std::uint64_t no = in.offsets->numel();
@@ -60,22 +64,48 @@ void with_mask_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigne
     }
 }
 
+/// The mask as 0/1 bytes (mask_on: nonzero counts) in a buffer kept alive
+/// by `keep`: I32, I64 and F64 masks, so that every view has a byte or
+/// float mask -- the mask types logratio::dispatch holds kernels for.
+template <class M>
+const std::uint8_t* mask_bytes(const tensor& t, std::vector<std::unique_ptr<unsigned char[]>>& keep) {
+    const M* m = typed<M>(t, keep);
+    const std::uint64_t n = t.numel();
+    std::unique_ptr<unsigned char[]> buf(new unsigned char[n ? n : 1]);
+    for (std::uint64_t i = 0; i < n; ++i) buf[i] = logratio::mask_on(m[i]) ? 1 : 0;
+    const std::uint8_t* p = buf.get();
+    keep.push_back(std::move(buf));
+    return p;
+}
+
 template <class T, class F>
 void with_value_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f) {
     if (!in.mask) return with_mask_type<T, std::uint8_t>(in, keep, f);
     switch (in.mask->type) {
-        case dtype::u8: return with_mask_type<T, std::uint8_t>(in, keep, f);
-        case dtype::boolean: return with_mask_type<T, std::uint8_t>(in, keep, f);  // bytes 0/1
-        case dtype::i8: return with_mask_type<T, std::int8_t>(in, keep, f);
-        case dtype::i32: return with_mask_type<T, std::int32_t>(in, keep, f);
-        case dtype::i64: return with_mask_type<T, std::int64_t>(in, keep, f);
+        case dtype::u8:
+        case dtype::boolean:  // bytes 0/1
+        case dtype::i8:       // nonzero counts: the same bytes read as unsigned
+            return with_mask_type<T, std::uint8_t>(in, keep, f);
         case dtype::f32: return with_mask_type<T, float>(in, keep, f);
-        case dtype::f64: return with_mask_type<T, double>(in, keep, f);
+        case dtype::i32: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<std::int32_t>(*in.mask, keep));
+        case dtype::i64: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<std::int64_t>(*in.mask, keep));
+        case dtype::f64: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<double>(*in.mask, keep));
         default: fail(std::string("mask: unsupported dtype ") + dtype_label(in.mask->type));
     }
 }
 
 }  // namespace input_detail
+
+/// The tokens a quantile selection takes: the masked-in ones whose two
+/// log-probs are finite (with nonfinite_policy::raise the selection has
+/// already thrown on any other).
+template <class T, class M>
+std::uint64_t selected_tokens(const logratio::paired_view<T, M>& v, logratio::nonfinite_policy) {
+    std::uint64_t n = 0;
+    for (std::uint64_t i = 0; i < v.size(); ++i)
+        n += v.counts(i) && std::isfinite(logratio::to_double(v.train()[i]) - logratio::to_double(v.rollout()[i]));
+    return n;
+}
 
 /// Validates the tensors against each other and calls f(view).
 template <class F>

@@ -15,6 +15,7 @@
 
 #include <logratio/logratio.hpp>
 
+#include "kernels.hpp"
 #include "panel_input.hpp"
 
 namespace logratio_cli {
@@ -53,7 +54,7 @@ inline stream_result stream_panel(const panel_tensors& in, const logratio::panel
         while (first < v.num_sequences()) {
             std::uint64_t last = first + 1;
             while (last < v.num_sequences() && v.sequence_end(last) - v.sequence_begin(first) < chunk_tokens) ++last;
-            s.add(v, first, last);
+            s.add_accumulated(kernels::accumulate_panel_range(v, first, last, s.options()), v, first, last);
             const std::uint64_t b = v.sequence_begin(first), n = v.sequence_end(last - 1) - b;
             release_pages(v.train() + b, n * sizeof(T));
             release_pages(v.rollout() + b, n * sizeof(T));

@@ -168,6 +168,73 @@ LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, st
     }
 }
 
+/// The panel kernel's lane sums over every token of a range (the terms of
+/// the header comment), reduced once at the end.
+template <class V>
+struct panel_lanes {
+    using ops = simd_ops<V>;
+    V abs = ops::splat(0.0), dk2 = ops::splat(0.0);
+    V dmin = ops::splat(std::numeric_limits<double>::infinity());
+    V dmax = ops::splat(-std::numeric_limits<double>::infinity());
+    V e = ops::splat(0.0), ek2 = ops::splat(0.0), k3 = ops::splat(0.0), rev = ops::splat(0.0), tv = ops::splat(0.0);
+};
+
+/// The first masked-in finite delta of tokens [b, e) into K; false if none.
+template <class T, class M>
+bool first_finite_delta(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, double& K) {
+    for (std::uint64_t k = b; k < e; ++k) {
+        const double dk = to_double(v.train()[k]) - to_double(v.rollout()[k]);
+        if (v.counts(k) && std::isfinite(dk)) {
+            K = dk;
+            return true;
+        }
+    }
+    return false;
+}
+
+/// The lane sums of a range reduced into acc (acc.tokens > 0): moments of
+/// delta and rho - 1 about the shifts K and K_e, extremes, divergence sums.
+template <class V>
+void reduce_panel_lanes(panel_accumulator& acc, const panel_lanes<V>& s, double tot_d, double K, double Ke) {
+    using ops = simd_ops<V>;
+    const std::uint64_t N = acc.tokens;
+    const double n = static_cast<double>(N);
+    acc.delta.n = N;
+    acc.delta.mean = tot_d / n;
+    const double dk1 = tot_d - n * K;  // sum(delta - K)
+    acc.delta.m2 = std::max(ops::sum(s.dk2) - dk1 * dk1 / n, 0.0);
+    acc.delta.min = ops::hmin(s.dmin);
+    acc.delta.max = ops::hmax(s.dmax);
+    const double se = ops::sum(s.e);
+    const double ek1 = se - n * Ke;  // sum(e - K_e)
+    acc.ratio_m1.n = N;
+    acc.ratio_m1.mean = se / n;
+    acc.ratio_m1.m2 = std::max(ops::sum(s.ek2) - ek1 * ek1 / n, 0.0);
+    // rho is monotone in delta: its extremes are those of delta, clamped.
+    acc.ratio_m1.min = std::expm1(clamp_delta(acc.delta.min));
+    acc.ratio_m1.max = std::expm1(clamp_delta(acc.delta.max));
+    acc.sum_abs_delta = ops::sum(s.abs);
+    acc.sum_k3 = ops::sum(s.k3);
+    acc.sum_reverse = ops::sum(s.rev);
+    acc.sum_tv = ops::sum(s.tv);
+}
+
+/// Where in sequence s the first masked-in token with |delta| == abs_max
+/// is (same conversion and subtraction as the kernel, so equality is
+/// exact; NaN -- omitted tokens -- never equals).
+template <class T, class M>
+void locate_abs_max(const paired_view<T, M>& v, std::uint64_t s, double abs_max, panel_accumulator& acc) {
+    const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+    for (std::uint64_t i = b; i < e; ++i) {
+        if (!v.counts(i)) continue;
+        const double d = to_double(v.train()[i]) - to_double(v.rollout()[i]);
+        if (std::fabs(d) == abs_max) {
+            acc.abs_max_at = token_location{s, i - b};
+            return;
+        }
+    }
+}
+
 /// The panel over sequences [s0, s1) of v, with lanes V. NT is the number
 /// of |delta| thresholds when known at compile time (the default 4: the
 /// counters stay in registers), -1 for any number.
@@ -199,9 +266,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     double K = 0.0, Ke = 0.0;
     V vK = zero, vKe = zero;
 
-    V s_abs = zero, s_dk2 = zero, d_min = pinf, d_max = ninf;
-    V s_e = zero, s_ek2 = zero;
-    V s_k3 = zero, s_rev = zero, s_tv = zero;
+    panel_lanes<V> S;
     double tot_d = 0.0;
 
     double best = -1.0;
@@ -230,34 +295,27 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             row_t = row_t + t;
             row_r = row_r + r;
             row_amax = ops::max(row_amax, ad);
-            s_abs = s_abs + ad;
+            S.abs = S.abs + ad;
             const V dk = ops::select(on, d - vK, zero);
-            s_dk2 = ops::fma(dk, dk, s_dk2);
-            d_min = ops::min(d_min, ops::select(on, d, pinf));
-            d_max = ops::max(d_max, ops::select(on, d, ninf));
+            S.dk2 = ops::fma(dk, dk, S.dk2);
+            S.dmin = ops::min(S.dmin, ops::select(on, d, pinf));
+            S.dmax = ops::max(S.dmax, ops::select(on, d, ninf));
             const V dc = ops::min(ops::max(d, lo), hi);
             const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
-            s_e = s_e + em;
+            S.e = S.e + em;
             const V ek = ops::select(on, em - vKe, zero);
-            s_ek2 = ops::fma(ek, ek, s_ek2);
-            s_k3 = s_k3 + (em - dc);
-            s_rev = ops::fma(em + one, dc, s_rev);
-            s_tv = s_tv + ops::abs(em);
+            S.ek2 = ops::fma(ek, ek, S.ek2);
+            S.k3 = S.k3 + (em - dc);
+            S.rev = ops::fma(em + one, dc, S.rev);
+            S.tv = S.tv + ops::abs(em);
             for (std::uint32_t k = 0; k < nthr; ++k) above[k] += ops::count(ad > thr[k]);
         };
-        if (!have_shift) {
+        if (!have_shift && first_finite_delta(v, b, e, K)) {
             // No token has contributed yet, so the shift can still be chosen.
-            for (std::uint64_t k = b; k < e; ++k) {
-                const double dk = to_double(v.train()[k]) - to_double(v.rollout()[k]);
-                if (v.counts(k) && std::isfinite(dk)) {
-                    have_shift = true;
-                    K = dk;
-                    Ke = std::expm1(clamp_delta(K));
-                    vK = ops::splat(K);
-                    vKe = ops::splat(Ke);
-                    break;
-                }
-            }
+            have_shift = true;
+            Ke = std::expm1(clamp_delta(K));
+            vK = ops::splat(K);
+            vKe = ops::splat(Ke);
         }
         for_each_batch<V>(v, b, e, buf, step);
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
@@ -283,41 +341,11 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
 
     // Reduce the lanes into the accumulator of this range.
     acc.nonfinite_tokens = n_omit;
-    const std::uint64_t N = acc.tokens;
-    if (N == 0) return acc;
-    const double n = static_cast<double>(N);
-    acc.delta.n = N;
-    acc.delta.mean = tot_d / n;
-    const double dk1 = tot_d - n * K;  // sum(delta - K)
-    acc.delta.m2 = std::max(ops::sum(s_dk2) - dk1 * dk1 / n, 0.0);
-    acc.delta.min = ops::hmin(d_min);
-    acc.delta.max = ops::hmax(d_max);
-    const double se = ops::sum(s_e);
-    const double ek1 = se - n * Ke;  // sum(e - K_e)
-    acc.ratio_m1.n = N;
-    acc.ratio_m1.mean = se / n;
-    acc.ratio_m1.m2 = std::max(ops::sum(s_ek2) - ek1 * ek1 / n, 0.0);
-    // rho is monotone in delta: its extremes are those of delta, clamped.
-    acc.ratio_m1.min = std::expm1(clamp_delta(acc.delta.min));
-    acc.ratio_m1.max = std::expm1(clamp_delta(acc.delta.max));
-    acc.sum_abs_delta = ops::sum(s_abs);
-    acc.sum_k3 = ops::sum(s_k3);
-    acc.sum_reverse = ops::sum(s_rev);
-    acc.sum_tv = ops::sum(s_tv);
+    if (acc.tokens == 0) return acc;
+    reduce_panel_lanes(acc, S, tot_d, K, Ke);
     for (std::uint32_t k = 0; k < nthr; ++k) acc.above[k] = above[k];
-
-    // Locate the first token of the winning sequence that attains max |delta|
-    // (same conversion and subtraction as the kernel, so equality is exact).
     acc.abs_max = best;
-    const std::uint64_t b = v.sequence_begin(best_seq), e = v.sequence_end(best_seq);
-    for (std::uint64_t i = b; i < e; ++i) {
-        if (!v.counts(i)) continue;
-        const double d = to_double(v.train()[i]) - to_double(v.rollout()[i]);
-        if (std::fabs(d) == best) {  // NaN (omitted tokens) never equals
-            acc.abs_max_at = token_location{best_seq, i - b};
-            break;
-        }
-    }
+    locate_abs_max(v, best_seq, best, acc);
     return acc;
 }
 

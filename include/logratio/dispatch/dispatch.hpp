@@ -8,7 +8,8 @@
 //   std::puts(logratio::dispatch::simd_level());       // "avx512"
 //
 // The calls have the shape of the header-only ones (panel.hpp,
-// correction.hpp, quantiles.hpp, mismatch_split.hpp, logits.hpp) without the
+// correction.hpp, quantiles.hpp, mismatch_split.hpp, logits.hpp,
+// doctor/diagnose.hpp) without the
 // Arch template parameter. Element types: float, double, float16, bfloat16;
 // masks: std::uint8_t (also bool/int8 bytes) or float; token ids: int64.
 //
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "../correction.hpp"
+#include "../doctor/diagnose.hpp"
 #include "../logits.hpp"
 #include "../mismatch_split.hpp"
 #include "../panel.hpp"
@@ -53,6 +55,13 @@ void set_simd_level(const std::string& name);
 
 template <class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
+/// Sequences [first, last) only (panel.hpp's accumulate_panel_range): the
+/// unit of chunked work, e.g. panel_stream::add_accumulated.
+template <class T, class M>
+panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
+                                         const panel_options& o = {});
+template <class T, class M>
+doctor::diagnosis diagnose(const paired_view<T, M>& v, const doctor::diagnose_options& o = {});
 template <class T, class M>
 panel compute_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
     return dispatch::accumulate_panel(v, o, threads).finish();  // qualified: ADL also finds logratio::
@@ -76,6 +85,9 @@ void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
 // The instantiations the library holds (others fail to link).
 #define LOGRATIO_DISPATCH_VIEW_EXTERN(T, M)                                                                          \
     extern template panel_accumulator accumulate_panel(const paired_view<T, M>&, const panel_options&, unsigned);   \
+    extern template panel_accumulator accumulate_panel_range(const paired_view<T, M>&, std::uint64_t, std::uint64_t, \
+                                                             const panel_options&);                                  \
+    extern template doctor::diagnosis diagnose(const paired_view<T, M>&, const doctor::diagnose_options&);            \
     extern template correction_result correct(const paired_view<T, M>&, const correction_options&, float*,          \
                                               std::uint8_t*, unsigned);                                             \
     extern template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \

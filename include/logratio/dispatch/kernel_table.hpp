@@ -37,6 +37,9 @@ namespace dispatch {
 template <class T, class M>
 struct view_kernels {
     panel_accumulator (*accumulate_panel)(const paired_view<T, M>&, const panel_options&, unsigned) = nullptr;
+    panel_accumulator (*accumulate_panel_range)(const paired_view<T, M>&, std::uint64_t, std::uint64_t,
+                                                const panel_options&) = nullptr;
+    doctor::diagnosis (*diagnose)(const paired_view<T, M>&, const doctor::diagnose_options&) = nullptr;
     correction_result (*correct)(const paired_view<T, M>&, const correction_options&, float*, std::uint8_t*,
                                  unsigned) = nullptr;
     std::vector<double> (*quantiles)(const paired_view<T, M>&, quantile_of, const std::vector<double>&,

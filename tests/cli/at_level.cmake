@@ -1,0 +1,27 @@
+# ctest helper: `logratio panel FILE --json` with LOGRATIO_SIMD=LEVEL must
+# print the panel (171 tokens) and `logratio info` must name LEVEL as the one
+# in use. A LEVEL the CPU cannot run (not in info's "levels" line) prints
+# "level not available on this CPU", which the test reports as skipped.
+execute_process(COMMAND ${TOOL} info RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "logratio info failed (${rc}): ${err}")
+endif()
+if(NOT out MATCHES "\nlevels ([a-z0-9 ]+)")
+  message(FATAL_ERROR "logratio info has no levels line:\n${out}")
+endif()
+string(REPLACE " " ";" levels "${CMAKE_MATCH_1}")
+list(FIND levels "${LEVEL}" at)
+if(at EQUAL -1)
+  message(STATUS "${LEVEL}: level not available on this CPU (levels: ${CMAKE_MATCH_1})")
+  return()
+endif()
+set(ENV{LOGRATIO_SIMD} ${LEVEL})
+execute_process(COMMAND ${TOOL} info OUTPUT_VARIABLE out)
+if(NOT out MATCHES "\nsimd ${LEVEL}\n")
+  message(FATAL_ERROR "LOGRATIO_SIMD=${LEVEL}, but info says:\n${out}")
+endif()
+execute_process(COMMAND ${TOOL} panel ${FILE} --json RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\"tokens\": 171")
+  message(FATAL_ERROR "panel at ${LEVEL}: exit ${rc}\n${out}\n${err}")
+endif()
+message(STATUS "panel at ${LEVEL}: ok")

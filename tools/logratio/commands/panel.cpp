@@ -1,0 +1,204 @@
+// `logratio panel`: the ratio panel of one dump (table or SPEC's JSON keys),
+// the numeric-vs-lag split with --old, a framework's mismatch metrics with
+// --flavour, constant memory with --stream, every dump of a folder with --each.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <logratio/flavour.hpp>
+#include <logratio/mismatch_split.hpp>
+#include <logratio/panel_accumulator.hpp>
+
+#include "../kernels.hpp"
+#include "../runs_cmd.hpp"
+#include "../stream_panel.hpp"
+#include "command.hpp"
+#include "inputs.hpp"
+
+namespace logratio_cli {
+namespace {
+
+struct panel_args : input_args {
+    std::string old;  ///< tensor (or .npy) of l_T under the rollout's weights
+    bool json = false;
+    bool no_quantiles = false;
+    unsigned threads = 1;
+    std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
+    std::string nonfinite = "raise";
+    std::string each, csv, pattern;  ///< --each DIR: every dump's panel as a CSV table
+    bool stream = false;             ///< constant memory (automatic above half of the RAM)
+};
+
+void print_table(const logratio::panel& p) {
+    std::printf("%-26s %s\n", "metric", "value");
+    for (const auto& e : logratio::panel_entries(p)) {
+        if (e.second) std::printf("%-26s % .10g\n", e.first.c_str(), *e.second);
+        else std::printf("%-26s %s\n", e.first.c_str(), "-");
+    }
+    if (p.tokens)
+        std::printf("%-26s sequence %llu, position %llu\n", "delta_abs_max_at",
+                    static_cast<unsigned long long>(p.delta_abs_max_at.sequence),
+                    static_cast<unsigned long long>(p.delta_abs_max_at.position));
+    if (p.nonfinite_tokens)
+        std::printf("%-26s %llu\n", "nonfinite_tokens", static_cast<unsigned long long>(p.nonfinite_tokens));
+}
+
+/// The panel as one JSON object with exactly SPEC's keys (null: undefined).
+nlohmann::ordered_json panel_json(const logratio::panel& p) {
+    nlohmann::ordered_json j;
+    for (const auto& e : logratio::panel_entries(p)) {
+        if (e.first == "tokens") j[e.first] = p.tokens;
+        else if (e.first == "sequences") j[e.first] = p.sequences;
+        else if (e.second) j[e.first] = *e.second;
+        else j[e.first] = nullptr;
+    }
+    return j;
+}
+
+void print_json(const nlohmann::ordered_json& j) {
+    std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+/// The old_logprobs tensor: --old names a tensor of the safetensors file
+/// (or a .npy file with --train/--rollout); without --old a tensor named
+/// old_logprobs is used when present.
+const logratio_cli::tensor* find_old(const panel_args& a, loaded_inputs& L) {
+    if (a.old.empty()) return L.st ? L.st->find("old_logprobs") : nullptr;
+    if (L.st) {
+        const auto* t = L.st->find(a.old);
+        if (!t) throw logratio::shape_error(a.file + ": --old: no tensor '" + a.old + "'");
+        return t;
+    }
+    L.files.push_back(std::make_unique<mapped_file>(a.old));
+    L.npys.push_back(logratio_cli::parse_npy(*L.files.back(), "old_logprobs"));
+    return &L.npys.back();
+}
+
+nlohmann::ordered_json part_json(const logratio::mismatch_part& p) {
+    return {{"delta_mean", p.delta_mean}, {"delta_abs_mean", p.delta_abs_mean}, {"delta_std", p.delta_std},
+            {"kl_k3", p.kl_k3}};
+}
+
+int run_panel(const panel_args& a) {
+    logratio::panel_options opt;
+    opt.abs_delta_thresholds = a.thresholds;
+    opt.nonfinite = policy(a.nonfinite);
+    if (!a.each.empty()) {
+        if (!a.file.empty() || !a.train.empty()) throw logratio::shape_error("--each DIR replaces the input file");
+        return logratio_cli::run_panel_each(a.each, a.csv, a.pattern, opt, a.threads);
+    }
+    if (!a.csv.empty() || !a.pattern.empty()) throw logratio::shape_error("--csv and --pattern need --each DIR");
+    loaded_inputs L;
+    load_inputs(a, L);
+    double bytes = 0;
+    for (const auto& f : L.files) bytes += static_cast<double>(f->size());
+    if (a.stream || bytes > logratio_cli::physical_memory_bytes() / 2) {
+        if (!a.old.empty()) throw logratio::shape_error("--old is not available in streaming mode");
+        if (a.flavour == "slime" || a.flavour == "trl")
+            throw logratio::shape_error("--flavour " + a.flavour + ": its metrics are not available in streaming mode");
+        const auto r = logratio_cli::stream_panel(L.in, opt);
+        if (a.json) print_json(panel_json(r.panel));
+        else print_table(r.panel);
+        std::fprintf(stderr,
+                     "logratio: streamed %.3g GB in chunks of whole sequences: quantile keys from KLL sketches "
+                     "(normalized rank error <= %.2g, 99%%), every other key exact; peak RSS %.0f MiB\n",
+                     bytes / 1e9, r.rank_error, logratio_cli::peak_rss_mib());
+        return 0;
+    }
+    const logratio_cli::tensor* old = find_old(a, L);
+    if (old) {
+        if (old->type != L.in.train->type)
+            throw logratio::shape_error(std::string("dtype mismatch: old_logprobs is ") +
+                                        logratio_cli::dtype_label(old->type) + ", train_logprobs is " +
+                                        logratio_cli::dtype_label(L.in.train->type));
+        if (old->shape != L.in.train->shape)
+            throw logratio::shape_error("shape mismatch: old_logprobs is " + old->shape_string() +
+                                        ", train_logprobs is " + L.in.train->shape_string());
+    }
+    logratio::panel result;
+    std::optional<logratio::mismatch_split> split;
+    opt.flavour = a.flavour.empty() ? logratio::framework::verl : logratio::parse_framework(a.flavour);
+    logratio::metric_entries framework_metrics;  // --flavour slime|trl: that framework's mismatch metrics
+    logratio_cli::with_panel_view(L.in, [&](const auto& view) {
+        result = logratio_cli::kernels::compute_panel(view, opt, a.threads);
+        framework_metrics = logratio::framework_mismatch_entries(view, opt.flavour);
+        if (!a.no_quantiles) logratio_cli::kernels::add_panel_quantiles(result, view, opt.nonfinite);
+        if (old) {
+            using T = typename std::decay_t<decltype(view)>::value_type;
+            std::vector<std::unique_ptr<unsigned char[]>> keep;
+            split = logratio_cli::kernels::split_mismatch(view, logratio_cli::input_detail::typed<T>(*old, keep), opt,
+                                                          a.threads);
+        }
+    });
+    if (a.json) {
+        // SPEC's keys, then the numeric-vs-lag split and the flavour's metrics
+        nlohmann::ordered_json j = panel_json(result);
+        if (split)
+            j["mismatch_split"] = {{"total", part_json(split->total)},
+                                   {"numeric", part_json(split->numeric)},
+                                   {"lag", part_json(split->lag)}};
+        if (!framework_metrics.empty()) {  // under one extra key named by the flavour
+            nlohmann::ordered_json f = nlohmann::ordered_json::object();
+            for (const auto& e : framework_metrics) f[e.first] = e.second;
+            j[a.flavour] = f;
+        }
+        print_json(j);
+        return 0;
+    }
+    print_table(result);
+    if (!framework_metrics.empty()) {
+        std::printf("\n%s's mismatch metrics\n", a.flavour.c_str());
+        for (const auto& e : framework_metrics) std::printf("%-44s % .10g\n", e.first.c_str(), e.second);
+    }
+    if (split) {
+        std::printf("\nnumeric mismatch vs policy lag (%llu tokens)\n", static_cast<unsigned long long>(split->tokens));
+        std::printf("%-34s %14s %14s %14s %14s\n", "part", "delta_mean", "delta_abs_mean", "delta_std", "kl_k3");
+        auto row = [](const char* name, const logratio::mismatch_part& p) {
+            std::printf("%-34s % 14.6e % 14.6e % 14.6e % 14.6e\n", name, p.delta_mean, p.delta_abs_mean, p.delta_std,
+                        p.kl_k3);
+        };
+        row("total   l_T(new) - l_E(old)", split->total);
+        row("numeric l_T(old) - l_E(old)", split->numeric);
+        row("lag     l_T(new) - l_T(old)", split->lag);
+    }
+    return 0;
+}
+
+}  // namespace
+
+command_runner setup_panel(CLI::App& c) {
+    auto args = std::make_shared<panel_args>();
+    panel_args& a = *args;
+    add_input_options(&c, a);
+    c.add_flag("--json", a.json, "one JSON object with exactly SPEC's keys");
+    c.add_flag("--no-quantiles", a.no_quantiles, "skip the exact-quantile pass (delta_q*, abs_delta_q*)");
+    c.add_option("--threads", a.threads, "threads for the one-pass panel")->check(CLI::Range(1u, 1024u));
+    c.add_option("--thresholds", a.thresholds, "|delta| thresholds of frac_abs_delta_gt_* (at most 8)")
+        ->delimiter(',');
+    c.add_option("--nonfinite", a.nonfinite, "NaN/Inf log-probs: raise (default) or omit")
+        ->check(CLI::IsMember({"raise", "omit"}));
+
+    c.add_option("--flavour", a.flavour,
+        "verl, slime or trl: read that framework's tensor names; slime / trl: add its mismatch metrics")
+        ->check(CLI::IsMember({"verl", "slime", "trl"}));
+    c.add_option("--old", a.old,
+        "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: "
+        "split the mismatch into numeric and policy lag (default: a tensor named old_logprobs)");
+    c.add_flag("--stream", a.stream,
+        "constant memory for inputs of any size: chunks of sequences, quantiles from sketches "
+        "(automatic above half of the RAM)");
+    c.add_option("--each", a.each, "a directory of dumps: every file's panel, as a long CSV table");
+    c.add_option("--csv", a.csv, "with --each: write the table here (atomically; default stdout)");
+    c.add_option("--pattern", a.pattern,
+        "with --each: path pattern such as '{group}/{run}/update_{update}.safetensors' "
+        "(default: __metadata__ run/group/update)");
+    return [args] { return run_panel(*args); };
+}
+
+}  // namespace logratio_cli
