@@ -136,6 +136,10 @@ TEST_CASE("accuracy at |delta| ~ 1e-3: kl_k3, chi2, tv keep their digits") {
         CHECK(test::rel_err(test::entry(p, k), ref.at(k)) < 1e-9);
     }
     test::check_entries(p, ref, "small delta");
+    // one KL vocabulary: the panel's directions in logits.hpp's words
+    CHECK(p.kl_rollout_train() == p.kl_k3);
+    CHECK(p.kl_train_rollout() == p.kl_reverse);
+    CHECK(p.kl_train_rollout() > 0.0);
 }
 
 TEST_CASE("a large constant offset does not destroy delta_std (shifted accumulation)") {

@@ -242,3 +242,32 @@ TEST_CASE("runs: the t quantile of intervals is scipy 1.10's stats.t.ppf") {
         CHECK(logratio::stats::t_quantile_exact(0.975, df) == doctest::Approx(q).epsilon(1e-8));
     }
 }
+
+TEST_CASE("runs: the verdict rule is a value (report's first line)") {
+    using logratio::trend_verdict;
+    logratio::group_stats g;
+    g.runs = 4;
+    auto with = [&](double low, double high, std::size_t rising) {
+        g.mean_slope.low = low;
+        g.mean_slope.high = high;
+        g.rising = rising;
+        return logratio::verdict_of(g);
+    };
+    CHECK(with(0.1, 0.3, 3) == trend_verdict::grows);           // interval above 0 and 3 of 4 rise
+    CHECK(with(0.1, 0.3, 2) == trend_verdict::probably_grows);  // half is not most
+    CHECK(with(-0.1, 0.3, 3) == trend_verdict::probably_grows);
+    CHECK(with(-0.3, -0.1, 0) == trend_verdict::shrinks);
+    CHECK(with(-0.1, 0.1, 1) == trend_verdict::no_clear_trend);
+    CHECK(with(std::nan(""), std::nan(""), 1) == trend_verdict::no_clear_trend);  // n < 2: no interval
+    g.runs = 0;
+    CHECK(with(0.1, 0.3, 0) == trend_verdict::probably_grows);
+    CHECK(std::string(logratio::verdict_label(trend_verdict::grows)) == "GROWS");
+    CHECK(std::string(logratio::verdict_label(trend_verdict::no_clear_trend)) == "no clear trend");
+    logratio::group_comparison c;
+    c.means.pvalue = 0.01;
+    c.slopes.pvalue = 0.2;
+    const auto v = logratio::verdict_of(c);
+    CHECK(v.level_differs);
+    CHECK_FALSE(v.drift_differs);
+    CHECK(logratio::verdict_of(c, 0.75).drift_differs);  // alpha 0.25
+}

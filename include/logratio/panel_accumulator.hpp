@@ -14,6 +14,8 @@
 //   delta_std                population std of delta (ddof 0)
 //   delta_min/max/abs_max    extremes; abs_max also located (sequence, position)
 //   ratio_mean/std/min/max   of rho = 1 + e (std ddof 0)
+//   (kl_k1/k2/k3 estimate KL(mu||pi) = E_mu[-delta] -- panel::kl_rollout_train();
+//    kl_reverse estimates KL(pi||mu) = E_mu[rho delta] -- panel::kl_train_rollout())
 //   kl_k1                    sum(-delta) / N
 //   kl_k2                    sum(delta^2 / 2) / N      (= (var + mean^2) / 2)
 //   kl_k3                    sum(e - dc) / N           (>= 0, no cancellation)
@@ -84,6 +86,12 @@ struct panel {
     token_location delta_abs_max_at{};
     double ratio_mean = nan, ratio_std = nan, ratio_min = nan, ratio_max = nan;
     double kl_k1 = nan, kl_k2 = nan, kl_k3 = nan, kl_reverse = nan, chi2 = nan, tv = nan;
+    /// The two KL directions in logits.hpp's words (pi: trainer, mu: rollout;
+    /// the tokens are samples of mu). SPEC's keys stay kl_k3 / kl_reverse.
+    /// KL(mu||pi), by the k3 estimator (unbiased, >= 0 per token):
+    double kl_rollout_train() const noexcept { return kl_k3; }
+    /// KL(pi||mu) = E_mu[rho log rho]:
+    double kl_train_rollout() const noexcept { return kl_reverse; }
     double ess_fraction = nan;
     double train_logprob_mean = nan, rollout_logprob_mean = nan;
     double train_ppl = nan, rollout_ppl = nan;

@@ -185,12 +185,16 @@ inline std::uint32_t bucket_of(double x) noexcept {
 }  // namespace detail
 
 /// Reusable scratch memory of the exact-quantile selection (the caller may
-/// keep one per thread and pass it to every call: no allocation after the
-/// first call of a given size).
+/// keep one per thread and pass it to every call). Every buffer that grows
+/// with the input, and the 256 KiB bucket tables, live here: after the first
+/// call of a given size a call allocates only small vectors whose size
+/// grows with the number of probabilities asked (ranks, brackets), not
+/// with the tokens.
 struct quantile_workspace {
     std::vector<double> values;           ///< the gathered values (8 bytes per value)
     std::vector<double> candidates;       ///< values of the buckets that hold a requested rank
     std::vector<std::uint64_t> histogram;  ///< radix histogram of the top 16 key bits
+    std::vector<std::uint32_t> slots;      ///< radix bucket -> needed bucket + 1 (0: not needed)
 };
 
 namespace detail {
@@ -238,7 +242,8 @@ inline void select_ranks(const double* data, std::uint64_t n, const std::vector<
         total += nd.size;
     }
     // slot table: bucket -> index of its need + 1 (0: not needed)
-    std::vector<std::uint32_t> slot(radix_buckets, 0);
+    std::vector<std::uint32_t>& slot = ws.slots;
+    slot.assign(radix_buckets, 0);
     for (std::size_t i = 0; i < needs.size(); ++i) slot[needs[i].bucket] = static_cast<std::uint32_t>(i + 1);
     ws.candidates.resize(total);
     std::vector<std::uint64_t> fill(needs.size(), 0);

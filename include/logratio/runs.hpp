@@ -191,4 +191,46 @@ inline runs_analysis analyze_runs(const std::vector<run_series>& series, const r
     return out;
 }
 
+/// Does a group's mismatch grow over the updates? The verdict's rule (the
+/// first line of `logratio report`):
+///   grows           the mean OLS slope's interval lies above 0 and most of
+///                   the group's runs rise (Kendall tau > 0 at p < 1 - confidence);
+///   probably_grows  one of the two;
+///   shrinks         the mean slope's interval lies below 0;
+///   no_clear_trend  otherwise.
+enum class trend_verdict { grows, probably_grows, shrinks, no_clear_trend };
+
+inline trend_verdict verdict_of(const group_stats& g) {
+    const bool grows = g.mean_slope.low > 0, shrinks = g.mean_slope.high < 0;
+    const bool majority_up = g.runs && 2 * g.rising > g.runs;
+    if (grows && majority_up) return trend_verdict::grows;
+    if (grows || majority_up) return trend_verdict::probably_grows;
+    if (shrinks) return trend_verdict::shrinks;
+    return trend_verdict::no_clear_trend;
+}
+
+/// "GROWS", "probably grows", "shrinks" or "no clear trend".
+inline const char* verdict_label(trend_verdict v) {
+    switch (v) {
+        case trend_verdict::grows: return "GROWS";
+        case trend_verdict::probably_grows: return "probably grows";
+        case trend_verdict::shrinks: return "shrinks";
+        case trend_verdict::no_clear_trend: break;
+    }
+    return "no clear trend";
+}
+
+/// The two-group comparison's verdict at level alpha = 1 - confidence: do
+/// the groups' levels (Welch on run means) and drifts (Welch on run slopes)
+/// differ?
+struct comparison_verdict {
+    bool level_differs = false;
+    bool drift_differs = false;
+};
+
+inline comparison_verdict verdict_of(const group_comparison& c, double confidence = 0.95) {
+    const double alpha = 1.0 - confidence;
+    return {c.means.pvalue < alpha, c.slopes.pvalue < alpha};
+}
+
 LOGRATIO_NAMESPACE_END

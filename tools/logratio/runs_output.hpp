@@ -161,13 +161,7 @@ inline std::vector<std::string> verdict_lines(const std::string& metric, const l
         head += (i ? ", " : "") + a.groups[i].group + " " + std::to_string(a.groups[i].runs);
     out.push_back(head + ")");
     for (const auto& g : a.groups) {
-        std::string w;
-        const bool grows = g.mean_slope.low > 0, shrinks = g.mean_slope.high < 0;
-        const bool majority_up = g.runs && 2 * g.rising > g.runs;
-        if (grows && majority_up) w = "GROWS";
-        else if (grows || majority_up) w = "probably grows";
-        else if (shrinks) w = "shrinks";
-        else w = "no clear trend";
+        const std::string w = logratio::verdict_label(logratio::verdict_of(g));
         out.push_back("  " + g.group + ": " + w + " - " + std::to_string(g.rising) + "/" + std::to_string(g.runs) +
                       " runs rise (Kendall p < " + fmt(alpha, "%g") + "), " + std::to_string(g.falling) +
                       " fall; mean slope " + fmt(g.mean_slope.mean, "%.3g") + " per update [" +
@@ -177,7 +171,8 @@ inline std::vector<std::string> verdict_lines(const std::string& metric, const l
     }
     if (a.comparison) {
         const auto& c = *a.comparison;
-        const bool level = c.means.pvalue < alpha, slope = c.slopes.pvalue < alpha;
+        const logratio::comparison_verdict cv = logratio::verdict_of(c, confidence);
+        const bool level = cv.level_differs, slope = cv.drift_differs;
         out.push_back("  " + c.a + " vs " + c.b + ": level " + (level ? "differs" : "not distinguishable") +
                       " (difference " + fmt(c.means.mean_diff, "%.3g") + " [" + fmt(c.means.ci_low, "%.3g") + ", " +
                       fmt(c.means.ci_high, "%.3g") + "], Welch p = " + fmt(c.means.pvalue, "%.2g") +
