@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "commands/correct_options.hpp"
 #include "npy.hpp"
 #include "test_util.hpp"
 
@@ -24,44 +25,10 @@ namespace fs = std::filesystem;
 using logratio::correction_options;
 using logratio::correction_result;
 
-/// The `logratio correct` arguments of args.json as options (the same
-/// mapping as the tool's).
+/// The `logratio correct` arguments of args.json as options: the tool's own
+/// option registration and mapping (commands/correct_options.hpp).
 correction_options options_from_args(const std::vector<std::string>& a) {
-    correction_options o;
-    std::string rs, rs_thr;
-    std::optional<double> rs_lower;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const std::string& k = a[i];
-        auto next = [&] {
-            REQUIRE(i + 1 < a.size());
-            return a[++i];
-        };
-        if (k == "--is") {
-            if (!o.is) o.is = logratio::is_options{};
-            o.is->level = logratio::parse_is_level(next());
-        } else if (k == "--is-threshold") {
-            if (!o.is) o.is = logratio::is_options{};
-            o.is->upper = std::stod(next());
-        } else if (k == "--is-lower") {
-            if (!o.is) o.is = logratio::is_options{};
-            o.is->lower = std::stod(next());
-        } else if (k == "--batch-normalize") {
-            if (!o.is) o.is = logratio::is_options{};
-            o.is->batch_normalize = true;
-        } else if (k == "--rs") {
-            rs = next();
-        } else if (k == "--rs-threshold") {
-            rs_thr = next();
-        } else if (k == "--rs-threshold-lower") {
-            rs_lower = std::stod(next());
-        } else if (k == "--veto") {
-            o.veto = std::stod(next());
-        } else {
-            FAIL("unknown argument " << k);
-        }
-    }
-    if (!rs.empty()) o.rejection = logratio::parse_rejection(rs, rs_thr, rs_lower);
-    return o;
+    return logratio_cli::correction_options_from_args(a);
 }
 
 struct loaded {
