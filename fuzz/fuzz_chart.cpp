@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include "table.hpp"
 #include "trackers/to_runs.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include "trackers/json_history.hpp"
 #include "trackers/to_runs.hpp"

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "npy.hpp"
 

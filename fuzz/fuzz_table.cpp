@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include "html_report.hpp"
 #include "runs_output.hpp"

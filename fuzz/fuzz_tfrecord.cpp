@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "trackers/tensorboard.hpp"
 

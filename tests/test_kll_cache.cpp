@@ -12,7 +12,7 @@
 
 #include <doctest/doctest.h>
 
-#include <logratio/kll_sketch.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
 
 // The replacement below pairs malloc with free on purpose; GCC's inliner
 // sees std::allocator's new/delete resolve to them and warns.

@@ -10,7 +10,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 #include <logratio/stats/rank_tests.hpp>
 
 #include "runs_output.hpp"

@@ -12,7 +12,7 @@
 
 #include <doctest/doctest.h>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "trackers/crc32c.hpp"
 #include "trackers/protobuf_wire.hpp"

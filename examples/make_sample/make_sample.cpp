@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/dtype.hpp>
+#include <logratio/core/dtype.hpp>
 
 #include "tiny_model.hpp"
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include <logratio/dtype.hpp>
+#include <logratio/core/dtype.hpp>
 
 namespace tiny_model {
 

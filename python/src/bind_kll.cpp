@@ -1,5 +1,5 @@
 // KLLSketch: the mergeable quantile sketch (kll_sketch<double>) as a class.
-#include <logratio/kll_sketch.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
 
 #include "bindings.hpp"
 #include "paired_input.hpp"

@@ -1,5 +1,5 @@
 // panel, panel_state, merge_panel_states.
-#include <logratio/flavour.hpp>
+#include <logratio/correction/flavour.hpp>
 
 #include "bindings.hpp"
 #include "paired_input.hpp"

@@ -3,7 +3,7 @@
 // python/logratio/__init__.py; this module takes tensors (tensor_arg.hpp),
 // runs logratio::dispatch's kernels with the GIL released and returns
 // numpy arrays and dicts.
-#include <logratio/version.hpp>
+#include <logratio/core/version.hpp>
 
 #include "bindings.hpp"
 

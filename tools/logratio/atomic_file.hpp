@@ -14,7 +14,7 @@
 #include <cstring>
 #include <string>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli {
 

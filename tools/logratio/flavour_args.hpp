@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/correction_options.hpp>
+#include <logratio/correction/correction_options.hpp>
 
 namespace logratio_cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include "runs_output.hpp"
 #include "table.hpp"

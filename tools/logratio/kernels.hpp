@@ -16,12 +16,12 @@
 #if LOGRATIO_CLI_DISPATCH
 #include <logratio/dispatch/dispatch.hpp>
 #else
-#include <logratio/correction.hpp>
+#include <logratio/correction/correction.hpp>
 #include <logratio/doctor/diagnose.hpp>
-#include <logratio/logits.hpp>
-#include <logratio/mismatch_split.hpp>
-#include <logratio/panel.hpp>
-#include <logratio/quantiles.hpp>
+#include <logratio/logits/logits.hpp>
+#include <logratio/panel/mismatch_split.hpp>
+#include <logratio/panel/panel.hpp>
+#include <logratio/quantiles/quantiles.hpp>
 #endif
 
 namespace logratio_cli {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <logratio/version.hpp>
+#include <logratio/core/version.hpp>
 
 #include "commands/command.hpp"
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "mapped_file.hpp"
 #include "tensor.hpp"

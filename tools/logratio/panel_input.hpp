@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <logratio/dtype.hpp>
-#include <logratio/error.hpp>
-#include <logratio/view.hpp>
+#include <logratio/core/dtype.hpp>
+#include <logratio/core/error.hpp>
+#include <logratio/core/view.hpp>
 
 #include "tensor.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include "table.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "mapped_file.hpp"
 #include "tensor.hpp"

@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <logratio/error.hpp>
-#include <logratio/runs.hpp>
+#include <logratio/core/error.hpp>
+#include <logratio/runs/runs.hpp>
 
 namespace logratio_cli {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "panel_input.hpp"
 #include "safetensors.hpp"

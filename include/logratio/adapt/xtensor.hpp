@@ -11,8 +11,8 @@
 
 #include <xtensor/xlayout.hpp>
 
-#include "../error.hpp"
-#include "../view.hpp"
+#include "../core/error.hpp"
+#include "../core/view.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../error.hpp"
+#include "../core/error.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -29,8 +29,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "../correction_accumulator.hpp"
-#include "../view.hpp"
+#include "../correction/correction_accumulator.hpp"
+#include "../core/view.hpp"
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
 #include "correction_shortcut.hpp"

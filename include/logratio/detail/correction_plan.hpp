@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <limits>
 
-#include "../correction_options.hpp"
+#include "../correction/correction_options.hpp"
 #include "panel_kernel.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "../correction_options.hpp"
-#include "../view.hpp"
+#include "../correction/correction_options.hpp"
+#include "../core/view.hpp"
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
 #include "panel_kernel.hpp"

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <utility>
 
-#include "../version.hpp"
+#include "../core/version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -23,9 +23,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "../dtype.hpp"
-#include "../panel_accumulator.hpp"
-#include "../view.hpp"
+#include "../core/dtype.hpp"
+#include "../panel/panel_accumulator.hpp"
+#include "../core/view.hpp"
 #include "simd.hpp"
 #include "widen.hpp"
 

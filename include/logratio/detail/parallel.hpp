@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "../view.hpp"
+#include "../core/view.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -10,7 +10,7 @@
 
 #include "xsimd.hpp"
 
-#include "../version.hpp"
+#include "../core/version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -10,7 +10,7 @@
 
 #include "xsimd.hpp"
 
-#include "../dtype.hpp"
+#include "../core/dtype.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

@@ -30,12 +30,12 @@
 #include <string>
 #include <vector>
 
-#include "../correction.hpp"
+#include "../correction/correction.hpp"
 #include "../doctor/diagnose.hpp"
-#include "../logits.hpp"
-#include "../mismatch_split.hpp"
-#include "../panel.hpp"
-#include "../quantiles.hpp"
+#include "../logits/logits.hpp"
+#include "../panel/mismatch_split.hpp"
+#include "../panel/panel.hpp"
+#include "../quantiles/quantiles.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace dispatch {

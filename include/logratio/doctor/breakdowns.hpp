@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../detail/bytes.hpp"
-#include "../error.hpp"
+#include "../core/error.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace doctor {

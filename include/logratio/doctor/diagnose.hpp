@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "../mismatch_split.hpp"
-#include "../view.hpp"
+#include "../panel/mismatch_split.hpp"
+#include "../core/view.hpp"
 #include "breakdowns.hpp"
 #include "checks/alignment.hpp"
 #include "checks/desync.hpp"

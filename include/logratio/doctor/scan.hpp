@@ -25,8 +25,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../detail/parallel.hpp"
-#include "../dtype.hpp"
-#include "../view.hpp"
+#include "../core/dtype.hpp"
+#include "../core/view.hpp"
 #include "breakdowns.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "../version.hpp"
+#include "../core/version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {

@@ -13,7 +13,7 @@
 
 #include <boost/math/special_functions/factorials.hpp>
 
-#include "../error.hpp"
+#include "../core/error.hpp"
 #include "descriptive.hpp"
 #include "regression.hpp"
 

@@ -10,7 +10,7 @@
 
 #include <boost/math/distributions/normal.hpp>
 
-#include "../error.hpp"
+#include "../core/error.hpp"
 #include "descriptive.hpp"
 #include "student_t.hpp"
 

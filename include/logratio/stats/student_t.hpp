@@ -18,7 +18,7 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <boost/math/special_functions/beta.hpp>
 
-#include "../version.hpp"
+#include "../core/version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {

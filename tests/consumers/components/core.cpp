@@ -1,11 +1,11 @@
 // logratio::core alone: the panel, quantiles, the correction, the doctor.
-#include <logratio/correction.hpp>
+#include <logratio/correction/correction.hpp>
 #include <logratio/doctor/diagnose.hpp>
-#include <logratio/kll_sketch.hpp>
-#include <logratio/logits.hpp>
-#include <logratio/panel.hpp>
-#include <logratio/panel_stream.hpp>
-#include <logratio/quantiles.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
+#include <logratio/logits/logits.hpp>
+#include <logratio/panel/panel.hpp>
+#include <logratio/panel/panel_stream.hpp>
+#include <logratio/quantiles/quantiles.hpp>
 
 #include <cmath>
 #include <cstdio>

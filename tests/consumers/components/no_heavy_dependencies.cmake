@@ -8,7 +8,7 @@ execute_process(COMMAND ${CXX} -std=c++17 -M ${flags} ${SRC} RESULT_VARIABLE rc 
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${CXX} -M failed: ${err}")
 endif()
-if(NOT deps MATCHES "logratio/panel_stream[.]hpp")
+if(NOT deps MATCHES "logratio/(panel/)?panel_stream[.]hpp")
   message(FATAL_ERROR "the dependency list does not name logratio's headers:\n${deps}")
 endif()
 if(deps MATCHES "/(boost|xtensor|xtl)/")

@@ -1,5 +1,5 @@
 // logratio::stats: the run statistics (Boost.Math's t distribution).
-#include <logratio/runs.hpp>
+#include <logratio/runs/runs.hpp>
 
 #include <cmath>
 #include <cstdio>

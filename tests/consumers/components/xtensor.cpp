@@ -1,6 +1,6 @@
 // logratio::xtensor: the panel of xtensor arrays through adapt/xtensor.hpp.
 #include <logratio/adapt/xtensor.hpp>
-#include <logratio/panel.hpp>
+#include <logratio/panel/panel.hpp>
 
 #include <cstdio>
 #include <xtensor/xtensor.hpp>

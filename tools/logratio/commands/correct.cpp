@@ -11,8 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <logratio/correction.hpp>
-#include <logratio/version.hpp>
+#include <logratio/correction/correction.hpp>
+#include <logratio/core/version.hpp>
 
 #include "../kernels.hpp"
 #include "../safetensors_writer.hpp"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <logratio/correction_options.hpp>
-#include <logratio/flavour_options.hpp>
+#include <logratio/correction/correction_options.hpp>
+#include <logratio/correction/flavour_options.hpp>
 
 #include "../flavour_args.hpp"
 #include "inputs.hpp"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include <logratio/version.hpp>
+#include <logratio/core/version.hpp>
 
 #include "../kernels.hpp"
 #include "command.hpp"

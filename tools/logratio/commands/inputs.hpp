@@ -8,8 +8,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <logratio/error.hpp>
-#include <logratio/panel_accumulator.hpp>
+#include <logratio/core/error.hpp>
+#include <logratio/panel/panel_accumulator.hpp>
 
 #include "../mapped_file.hpp"
 #include "../npy.hpp"

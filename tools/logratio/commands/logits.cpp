@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <logratio/logits.hpp>
+#include <logratio/logits/logits.hpp>
 
 #include "../kernels.hpp"
 #include "../mapped_file.hpp"

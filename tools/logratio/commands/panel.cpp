@@ -11,9 +11,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <logratio/flavour.hpp>
-#include <logratio/mismatch_split.hpp>
-#include <logratio/panel_accumulator.hpp>
+#include <logratio/correction/flavour.hpp>
+#include <logratio/panel/mismatch_split.hpp>
+#include <logratio/panel/panel_accumulator.hpp>
 
 #include "../kernels.hpp"
 #include "../runs_cmd.hpp"

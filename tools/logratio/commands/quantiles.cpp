@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <logratio/kll_sketch.hpp>
-#include <logratio/quantiles.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
+#include <logratio/quantiles/quantiles.hpp>
 
 #include "../kernels.hpp"
 #include "command.hpp"

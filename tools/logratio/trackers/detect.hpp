@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "../table.hpp"
 #include "fs_walk.hpp"

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "history.hpp"
 #include "json_scan.hpp"

@@ -15,7 +15,7 @@
 #include <system_error>
 #include <utility>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli::trackers {
 

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli::trackers {
 

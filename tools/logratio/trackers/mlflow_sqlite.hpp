@@ -14,7 +14,7 @@
 #include <set>
 #include <string>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "history.hpp"
 #include "run_builder.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli::protobuf {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "history.hpp"
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "../table.hpp"
 #include "fs_walk.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "../table.hpp"
 #include "history.hpp"

@@ -37,7 +37,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <logratio/error.hpp>
+#include <logratio/core/error.hpp>
 
 #include "../mapped_file.hpp"
 #include "crc32c.hpp"

@@ -10,7 +10,7 @@
 // while mean |numeric| stays 0.012-0.016: 125 of 144 dumps warn, the first
 // 3-4 updates of each run do not.
 #include "../findings.hpp"
-#include "../../mismatch_split.hpp"
+#include "../../panel/mismatch_split.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace doctor {

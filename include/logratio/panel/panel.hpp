@@ -1,0 +1,70 @@
+#pragma once
+// The ratio panel: every per-update mismatch statistic of SPEC.md in one pass
+// over memory.
+//
+//   panel_accumulator acc = accumulate_panel(view);     // one pass, SIMD
+//   acc.merge(other);                                   // threads, ranks, batches
+//   panel p = acc.finish();                             // the SPEC values
+//
+// Formulas: panel_accumulator.hpp. Kernel: detail/panel_kernel.hpp.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../detail/panel_kernel.hpp"
+#include "../detail/parallel.hpp"
+#include "panel_accumulator.hpp"
+#include "../core/view.hpp"
+
+
+LOGRATIO_NAMESPACE_BEGIN
+
+/// Scalar reference path (one lane, same formulas); the SIMD path is tested
+/// against it.
+template <class T, class M>
+panel_accumulator accumulate_panel_scalar(const paired_view<T, M>& v, const panel_options& o = {}) {
+    return detail::accumulate_range<double>(v, 0, v.num_sequences(), o);
+}
+
+/// One pass over the view with SIMD lanes of architecture Arch (default: the
+/// best the translation unit is compiled for, e.g. -mavx2 or -mavx512bw).
+template <class Arch = xsimd::default_arch, class T, class M>
+panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}) {
+    return detail::accumulate_range<xsimd::batch<double, Arch>>(v, 0, v.num_sequences(), o);
+}
+
+/// The same pass over sequences [first, last) only (sequence and position
+/// indices stay those of the whole view): the unit of chunked and parallel
+/// work.
+template <class Arch = xsimd::default_arch, class T, class M>
+panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
+                                         const panel_options& o = {}) {
+    if (first > last || last > v.num_sequences())
+        throw argument_error(detail::concat("accumulate_panel_range: sequence range [", first, ", ", last,
+                                         ") is outside [0, ", v.num_sequences(), ")"));
+    return detail::accumulate_range<xsimd::batch<double, Arch>>(v, first, last, o);
+}
+
+/// Splits the sequences into `threads` contiguous parts of about equal token
+/// count, runs them in parallel and merges the parts in order. The result
+/// equals the single-threaded one within SPEC's tolerance. Sequences are
+/// not split, so one huge packed sequence runs on one thread.
+template <class Arch = xsimd::default_arch, class T, class M>
+panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
+    if (threads <= 1 || v.num_sequences() < 2) return accumulate_panel<Arch>(v, o);
+    const std::vector<std::uint64_t> cut = detail::split_sequences(v, threads);
+    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
+    std::vector<panel_accumulator> part(parts);
+    detail::run_parts(parts, [&](unsigned k) { part[k] = accumulate_panel_range<Arch>(v, cut[k], cut[k + 1], o); });
+    panel_accumulator total = part[0];
+    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
+    return total;
+}
+
+/// The finished panel of a view (one pass; no quantiles).
+template <class Arch = xsimd::default_arch, class T, class M>
+panel compute_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
+    return accumulate_panel<Arch>(v, o, threads).finish();
+}
+
+LOGRATIO_NAMESPACE_END

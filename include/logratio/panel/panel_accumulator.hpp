@@ -1,0 +1,341 @@
+#pragma once
+// The ratio panel's value types: options, the finished panel, and the
+// mergeable accumulator. (The one-pass computation is in panel.hpp.)
+//
+// This header is where each metric's formula lives (panel_accumulator::finish
+// turns the accumulated sums into SPEC's values); the per-token terms that are
+// summed are listed in detail/panel_kernel.hpp. delta = l_T - l_E = log rho,
+// dc = clamp(delta, -20, 20), e = expm1(dc) = rho - 1. Sums run over the
+// masked-in tokens M (N = |M|) and the S sequences with at least one of them.
+//
+//   tokens, sequences        N, S
+//   delta_mean               sum(delta) / N
+//   delta_abs_mean           sum|delta| / N
+//   delta_std                population std of delta (ddof 0)
+//   delta_min/max/abs_max    extremes; abs_max also located (sequence, position)
+//   ratio_mean/std/min/max   of rho = 1 + e (std ddof 0)
+//   (kl_k1/k2/k3 estimate KL(mu||pi) = E_mu[-delta] -- panel::kl_rollout_train();
+//    kl_reverse estimates KL(pi||mu) = E_mu[rho delta] -- panel::kl_train_rollout())
+//   kl_k1                    sum(-delta) / N
+//   kl_k2                    sum(delta^2 / 2) / N      (= (var + mean^2) / 2)
+//   kl_k3                    sum(e - dc) / N           (>= 0, no cancellation)
+//   kl_reverse               sum(rho * dc) / N
+//   chi2                     sum(e * (e + 2)) / N      (= expm1(2 dc); = 2 m + m^2 + var of e)
+//   tv                       sum|e| / (2N)
+//   ess_fraction             (sum rho)^2 / (N sum rho^2)
+//   train/rollout_logprob_mean   sum(l) / N
+//   train/rollout_ppl        mean over sequences of exp(-sum_s l / L_s)
+//   seq_log_ratio_*          mean/std/min/max over sequences of sum_s delta
+//   seq_geo_log_ratio_*      same of sum_s delta / L_s
+//   frac_abs_delta_gt_{thr}  fraction of tokens with |delta| > thr
+//
+// With N = 0 only tokens = sequences = 0 are values; every other field is
+// NaN and panel_entries() reports it as absent.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../correction/flavour_options.hpp"
+#include "../detail/bytes.hpp"
+#include "../core/error.hpp"
+#include "../core/moments.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+
+/// What to do with masked-in NaN/Inf log-probs.
+enum class nonfinite_policy {
+    raise,  ///< throw value_error naming tensor, sequence and position (default)
+    omit    ///< leave the token out and count it in nonfinite_tokens
+};
+
+struct panel_options {
+    static constexpr std::size_t max_thresholds = 8;
+    /// |delta| thresholds of the frac_abs_delta_gt_* keys (>= 0, at most 8).
+    std::vector<double> abs_delta_thresholds{1e-3, 0.01, 0.1, 1.0};
+    /// A log-prob above this is an error (log-probs are <= 0).
+    double positive_tolerance = 1e-6;
+    nonfinite_policy nonfinite = nonfinite_policy::raise;
+    /// Besides SPEC's keys, the mismatch metrics this framework logs without
+    /// a correction (flavour.hpp framework_mismatch_entries): slime's
+    /// train_rollout_logprob_abs_diff and mis_*, TRL's
+    /// sampling/sampling_logp_difference/{mean,max}; none for verl.
+    framework flavour = framework::verl;
+};
+
+/// Where a token is: sequence (row of padded, segment of packed) and
+/// position inside it.
+struct token_location {
+    std::uint64_t sequence = 0;
+    std::uint64_t position = 0;
+};
+
+/// The finished panel. Field names are SPEC's keys.
+struct panel {
+    static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    std::uint64_t tokens = 0, sequences = 0;
+    std::uint64_t nonfinite_tokens = 0;  ///< masked-in tokens left out (policy omit)
+    double delta_mean = nan, delta_abs_mean = nan, delta_std = nan;
+    double delta_min = nan, delta_max = nan, delta_abs_max = nan;
+    token_location delta_abs_max_at{};
+    double ratio_mean = nan, ratio_std = nan, ratio_min = nan, ratio_max = nan;
+    double kl_k1 = nan, kl_k2 = nan, kl_k3 = nan, kl_reverse = nan, chi2 = nan, tv = nan;
+    /// The two KL directions in logits.hpp's words (pi: trainer, mu: rollout;
+    /// the tokens are samples of mu). SPEC's keys stay kl_k3 / kl_reverse.
+    /// KL(mu||pi), by the k3 estimator (unbiased, >= 0 per token):
+    double kl_rollout_train() const noexcept { return kl_k3; }
+    /// KL(pi||mu) = E_mu[rho log rho]:
+    double kl_train_rollout() const noexcept { return kl_reverse; }
+    double ess_fraction = nan;
+    double train_logprob_mean = nan, rollout_logprob_mean = nan;
+    double train_ppl = nan, rollout_ppl = nan;
+    double seq_log_ratio_mean = nan, seq_log_ratio_std = nan, seq_log_ratio_min = nan, seq_log_ratio_max = nan;
+    double seq_geo_log_ratio_mean = nan, seq_geo_log_ratio_std = nan, seq_geo_log_ratio_min = nan,
+           seq_geo_log_ratio_max = nan;
+    std::vector<double> abs_delta_thresholds;  ///< the thresholds of frac_abs_delta_gt
+    std::vector<double> frac_abs_delta_gt;     ///< one per threshold
+    /// Exact quantiles (opt-in second pass, see quantiles.hpp): (p, value).
+    std::vector<std::pair<double, double>> delta_quantiles, abs_delta_quantiles;
+};
+
+/// Formats a threshold or probability as SPEC spells it in a key (%g).
+inline std::string format_g(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+}
+
+/// The panel as (SPEC key, value) pairs in SPEC's order; absent values
+/// (N = 0) are std::nullopt. The one place where key spellings live.
+inline std::vector<std::pair<std::string, std::optional<double>>> panel_entries(const panel& p) {
+    std::vector<std::pair<std::string, std::optional<double>>> out;
+    auto put = [&](std::string key, double v) {
+        out.emplace_back(std::move(key), p.tokens == 0 ? std::nullopt : std::optional<double>(v));
+    };
+    out.emplace_back("tokens", static_cast<double>(p.tokens));
+    out.emplace_back("sequences", static_cast<double>(p.sequences));
+    put("delta_mean", p.delta_mean);
+    put("delta_abs_mean", p.delta_abs_mean);
+    put("delta_std", p.delta_std);
+    put("delta_min", p.delta_min);
+    put("delta_max", p.delta_max);
+    put("delta_abs_max", p.delta_abs_max);
+    put("ratio_mean", p.ratio_mean);
+    put("ratio_std", p.ratio_std);
+    put("ratio_min", p.ratio_min);
+    put("ratio_max", p.ratio_max);
+    put("kl_k1", p.kl_k1);
+    put("kl_k2", p.kl_k2);
+    put("kl_k3", p.kl_k3);
+    put("kl_reverse", p.kl_reverse);
+    put("chi2", p.chi2);
+    put("tv", p.tv);
+    put("ess_fraction", p.ess_fraction);
+    put("train_logprob_mean", p.train_logprob_mean);
+    put("rollout_logprob_mean", p.rollout_logprob_mean);
+    put("train_ppl", p.train_ppl);
+    put("rollout_ppl", p.rollout_ppl);
+    put("seq_log_ratio_mean", p.seq_log_ratio_mean);
+    put("seq_log_ratio_std", p.seq_log_ratio_std);
+    put("seq_log_ratio_min", p.seq_log_ratio_min);
+    put("seq_log_ratio_max", p.seq_log_ratio_max);
+    put("seq_geo_log_ratio_mean", p.seq_geo_log_ratio_mean);
+    put("seq_geo_log_ratio_std", p.seq_geo_log_ratio_std);
+    put("seq_geo_log_ratio_min", p.seq_geo_log_ratio_min);
+    put("seq_geo_log_ratio_max", p.seq_geo_log_ratio_max);
+    for (std::size_t i = 0; i < p.abs_delta_thresholds.size(); ++i)
+        put("frac_abs_delta_gt_" + format_g(p.abs_delta_thresholds[i]), p.frac_abs_delta_gt[i]);
+    for (const auto& q : p.delta_quantiles) put("delta_q" + format_g(q.first), q.second);
+    for (const auto& q : p.abs_delta_quantiles) put("abs_delta_q" + format_g(q.first), q.second);
+    return out;
+}
+
+/// The mergeable one-pass state of the panel. Plain values only; merge() is
+/// associative and commutative up to floating-point rounding, and the result
+/// does not depend on how the tokens were split.
+struct panel_accumulator {
+    std::uint64_t tokens = 0;
+    std::uint64_t nonfinite_tokens = 0;
+    double sum_train = 0, sum_rollout = 0;
+    moments delta;     ///< of delta (mean, M2, min, max)
+    moments ratio_m1;  ///< of e = rho - 1
+    double sum_abs_delta = 0;
+    double sum_k3 = 0, sum_reverse = 0, sum_tv = 0;
+    double abs_max = -1.0;  ///< -1: no token yet
+    token_location abs_max_at{};
+    moments seq_log, seq_geo;  ///< per-sequence sum(delta), sum(delta)/L
+    double sum_train_ppl = 0, sum_rollout_ppl = 0;
+    std::uint32_t num_thresholds = 0;
+    std::array<double, panel_options::max_thresholds> thresholds{};
+    std::array<std::uint64_t, panel_options::max_thresholds> above{};
+
+    panel_accumulator() = default;
+    explicit panel_accumulator(const panel_options& o) {
+        if (o.abs_delta_thresholds.size() > panel_options::max_thresholds)
+            throw argument_error(detail::concat("panel_options: ", o.abs_delta_thresholds.size(),
+                                             " abs_delta_thresholds, at most ", panel_options::max_thresholds));
+        num_thresholds = static_cast<std::uint32_t>(o.abs_delta_thresholds.size());
+        for (std::uint32_t i = 0; i < num_thresholds; ++i) {
+            const double t = o.abs_delta_thresholds[i];
+            if (!(t >= 0) || !std::isfinite(t))
+                throw argument_error(detail::concat("panel_options: abs_delta_thresholds[", i, "] = ", t,
+                                                 ", must be finite and >= 0"));
+            thresholds[i] = t;
+        }
+    }
+
+    std::uint64_t sequences() const noexcept { return seq_log.n; }
+
+    void merge(const panel_accumulator& o) {
+        if (o.num_thresholds != num_thresholds ||
+            !std::equal(thresholds.begin(), thresholds.begin() + num_thresholds, o.thresholds.begin()))
+            throw argument_error("panel_accumulator::merge: the two accumulators use different abs_delta_thresholds");
+        tokens += o.tokens;
+        nonfinite_tokens += o.nonfinite_tokens;
+        sum_train += o.sum_train;
+        sum_rollout += o.sum_rollout;
+        delta.merge(o.delta);
+        ratio_m1.merge(o.ratio_m1);
+        sum_abs_delta += o.sum_abs_delta;
+        sum_k3 += o.sum_k3;
+        sum_reverse += o.sum_reverse;
+        sum_tv += o.sum_tv;
+        // Ties go to the earlier token, so the location is split-independent.
+        if (o.abs_max > abs_max ||
+            (o.abs_max == abs_max && o.abs_max >= 0 &&
+             (o.abs_max_at.sequence < abs_max_at.sequence ||
+              (o.abs_max_at.sequence == abs_max_at.sequence && o.abs_max_at.position < abs_max_at.position)))) {
+            abs_max = o.abs_max;
+            abs_max_at = o.abs_max_at;
+        }
+        seq_log.merge(o.seq_log);
+        seq_geo.merge(o.seq_geo);
+        sum_train_ppl += o.sum_train_ppl;
+        sum_rollout_ppl += o.sum_rollout_ppl;
+        for (std::uint32_t i = 0; i < num_thresholds; ++i) above[i] += o.above[i];
+    }
+
+    /// SPEC's values from the sums (the formulas of the table above).
+    panel finish() const {
+        panel p;
+        p.tokens = tokens;
+        p.sequences = sequences();
+        p.nonfinite_tokens = nonfinite_tokens;
+        p.abs_delta_thresholds.assign(thresholds.begin(), thresholds.begin() + num_thresholds);
+        p.frac_abs_delta_gt.assign(num_thresholds, panel::nan);
+        if (tokens == 0) return p;
+        const double n = static_cast<double>(tokens);
+        const double s = static_cast<double>(sequences());
+        p.delta_mean = delta.mean;
+        p.delta_abs_mean = sum_abs_delta / n;
+        p.delta_std = delta.stddev();
+        p.delta_min = delta.min;
+        p.delta_max = delta.max;
+        p.delta_abs_max = abs_max;
+        p.delta_abs_max_at = abs_max_at;
+        p.ratio_mean = 1.0 + ratio_m1.mean;
+        p.ratio_std = ratio_m1.stddev();
+        p.ratio_min = 1.0 + ratio_m1.min;
+        p.ratio_max = 1.0 + ratio_m1.max;
+        p.kl_k1 = -delta.mean;
+        // mean(delta^2) = var + mean^2 and mean(e (e + 2)) = 2 mean + mean^2 + var:
+        // sums of non-negative parts, so no cancellation beyond that of mean(e).
+        p.kl_k2 = 0.5 * (delta.variance() + delta.mean * delta.mean);
+        p.kl_k3 = sum_k3 / n;
+        p.kl_reverse = sum_reverse / n;
+        p.chi2 = ratio_m1.mean * (2.0 + ratio_m1.mean) + ratio_m1.variance();
+        p.tv = 0.5 * sum_tv / n;
+        // sum rho = N (1 + mean e), sum rho^2 = N ((1 + mean e)^2 + var e)
+        const double m1 = 1.0 + ratio_m1.mean;
+        p.ess_fraction = m1 * m1 / (m1 * m1 + ratio_m1.variance());
+        p.train_logprob_mean = sum_train / n;
+        p.rollout_logprob_mean = sum_rollout / n;
+        p.train_ppl = sum_train_ppl / s;
+        p.rollout_ppl = sum_rollout_ppl / s;
+        p.seq_log_ratio_mean = seq_log.mean;
+        p.seq_log_ratio_std = seq_log.stddev();
+        p.seq_log_ratio_min = seq_log.min;
+        p.seq_log_ratio_max = seq_log.max;
+        p.seq_geo_log_ratio_mean = seq_geo.mean;
+        p.seq_geo_log_ratio_std = seq_geo.stddev();
+        p.seq_geo_log_ratio_min = seq_geo.min;
+        p.seq_geo_log_ratio_max = seq_geo.max;
+        for (std::uint32_t i = 0; i < num_thresholds; ++i) p.frac_abs_delta_gt[i] = static_cast<double>(above[i]) / n;
+        return p;
+    }
+
+    // ---- serialization: "LRPA", u16 version, then fixed little-endian fields.
+    static constexpr std::uint16_t format_version = 1;
+
+    std::vector<std::uint8_t> serialize() const {
+        detail::byte_writer w;
+        w.raw("LRPA", 4);
+        w.u16(format_version);
+        w.u16(static_cast<std::uint16_t>(num_thresholds));
+        w.u64(tokens);
+        w.u64(nonfinite_tokens);
+        w.f64(sum_train);
+        w.f64(sum_rollout);
+        detail::put(w, delta);
+        detail::put(w, ratio_m1);
+        for (double v : {sum_abs_delta, sum_k3, sum_reverse, sum_tv, abs_max}) w.f64(v);
+        w.u64(abs_max_at.sequence);
+        w.u64(abs_max_at.position);
+        detail::put(w, seq_log);
+        detail::put(w, seq_geo);
+        w.f64(sum_train_ppl);
+        w.f64(sum_rollout_ppl);
+        for (std::uint32_t i = 0; i < num_thresholds; ++i) {
+            w.f64(thresholds[i]);
+            w.u64(above[i]);
+        }
+        return w.take();
+    }
+
+    static panel_accumulator deserialize(const void* data, std::size_t size) {
+        detail::byte_reader r(data, size, "panel_accumulator");
+        r.expect_header("LRPA", format_version);
+        panel_accumulator a;
+        const std::uint16_t nt = r.u16();
+        if (nt > panel_options::max_thresholds)
+            r.fail(detail::concat(nt, " thresholds, at most ", panel_options::max_thresholds));
+        a.num_thresholds = nt;
+        a.tokens = r.u64();
+        a.nonfinite_tokens = r.u64();
+        a.sum_train = r.f64();
+        a.sum_rollout = r.f64();
+        detail::get(r, a.delta);
+        detail::get(r, a.ratio_m1);
+        for (double* v : {&a.sum_abs_delta, &a.sum_k3, &a.sum_reverse, &a.sum_tv,
+                          &a.abs_max})
+            *v = r.f64();
+        a.abs_max_at.sequence = r.u64();
+        a.abs_max_at.position = r.u64();
+        detail::get(r, a.seq_log);
+        detail::get(r, a.seq_geo);
+        a.sum_train_ppl = r.f64();
+        a.sum_rollout_ppl = r.f64();
+        for (std::uint32_t i = 0; i < nt; ++i) {
+            a.thresholds[i] = r.f64();
+            a.above[i] = r.u64();
+            if (a.above[i] > a.tokens) r.fail("threshold count exceeds token count");
+        }
+        r.expect_end();
+        if (a.delta.n != a.tokens || a.ratio_m1.n != a.tokens || a.seq_log.n != a.seq_geo.n ||
+            a.seq_log.n > a.tokens)
+            r.fail("inconsistent counts");
+        return a;
+    }
+    static panel_accumulator deserialize(const std::vector<std::uint8_t>& bytes) {
+        return deserialize(bytes.data(), bytes.size());
+    }
+
+};
+
+LOGRATIO_NAMESPACE_END
