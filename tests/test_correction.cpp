@@ -440,10 +440,20 @@ TEST_CASE("correction: invalid options and inputs get clear errors") {
     CHECK_THROWS_WITH_AS(logratio::correct(y.view(), o, w.data(), m.data()),
                          doctest::Contains("rollout_logprobs: non-finite log-prob nan at row 1, column 0"),
                          logratio::value_error);
+    // the empty-input rule: no masked-in token is not an error; every metric is NaN
     tiny z;
     z.m.assign(8, 0);
-    CHECK_THROWS_WITH_AS(logratio::correct(z.view(), o, w.data(), m.data()), doctest::Contains("no masked-in token"),
-                         logratio::error);
+    const correction_result e = logratio::correct(z.view(), o, w.data(), m.data());
+    CHECK(e.tokens == 0);
+    REQUIRE(e.is);
+    CHECK(std::isnan(e.is->mean));
+    CHECK(std::isnan(e.is->seq_std));
+    CHECK(std::isnan(e.offpolicy.kl));
+    CHECK(std::isnan(e.offpolicy.chi2_seq));
+    for (const auto& kv : logratio::correction_entries(e, "")) {
+        CAPTURE(kv.first);
+        CHECK(std::isnan(kv.second));
+    }
     std::vector<float> small(3);
     CHECK_THROWS_WITH_AS(logratio::correct(tiny().view(), o, small, m), doctest::Contains("rollout_is_weights: 3 elements"),
                          logratio::shape_error);

@@ -30,8 +30,12 @@ TEST_CASE("quantiles: the input is not modified; errors are clear") {
     CHECK(q[0] == 2.0);
     CHECK(x == std::vector<double>{3, 1, 2});
     std::vector<double> empty;
-    CHECK_THROWS_WITH_AS(logratio::quantiles(empty.begin(), empty.end(), {0.5}), "quantiles: empty input",
-                         logratio::shape_error);
+    // the empty-input rule: one NaN per probability, not an error (bad probabilities still are)
+    const auto qe = logratio::quantiles(empty.begin(), empty.end(), {0.5, 0.9});
+    REQUIRE(qe.size() == 2);
+    CHECK(std::isnan(qe[0]));
+    CHECK(std::isnan(qe[1]));
+    CHECK_THROWS_AS(logratio::quantiles(empty.begin(), empty.end(), {1.5}), logratio::argument_error);
     CHECK_THROWS_AS(logratio::quantiles(x.begin(), x.end(), {1.5}), logratio::argument_error);
     x[1] = std::nan("");
     CHECK_THROWS_WITH_AS(logratio::quantiles(x.begin(), x.end(), {0.5}), "quantiles: NaN at index 1",
@@ -120,7 +124,9 @@ TEST_CASE("quantiles over a view: delta, |delta|, rho; padded and packed agree; 
     omit.nonfinite = logratio::nonfinite_policy::omit;
     std::vector<double> d2(d.begin() + 1, d.end());
     CHECK(logratio::quantiles(nv, Q::delta, probs, omit) == logratio::quantiles(d2.begin(), d2.end(), probs));
-    // nothing masked in: empty result
+    // nothing masked in: one NaN per probability (the empty-input rule)
     std::vector<std::uint8_t> none(s.mask.size(), 0);
-    CHECK(logratio::quantiles(logratio::padded(s.train, s.rollout, none, 40, 50), Q::delta, probs).empty());
+    const auto qn = logratio::quantiles(logratio::padded(s.train, s.rollout, none, 40, 50), Q::delta, probs);
+    REQUIRE(qn.size() == probs.size());
+    for (double x : qn) CHECK(std::isnan(x));
 }

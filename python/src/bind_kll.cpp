@@ -63,13 +63,11 @@ void bind_kll(py::module_& m) {
         .def("quantile",
              [](const sketch& s, double q) {
                  if (!(q >= 0.0 && q <= 1.0)) throw py::value_error("q must be in [0, 1], got " + std::to_string(q));
-                 if (s.empty()) throw py::value_error("quantile: the sketch is empty");
                  return s.quantile(q);
              },
              py::arg("q"))
         .def("quantiles",
              [](const sketch& s, const std::vector<double>& qs) {
-                 if (s.empty()) throw py::value_error("quantiles: the sketch is empty");
                  for (double q : qs)
                      if (!(q >= 0.0 && q <= 1.0)) throw py::value_error("q values must be in [0, 1]");
                  return s.quantiles(qs);
@@ -77,7 +75,6 @@ void bind_kll(py::module_& m) {
              py::arg("q"))
         .def("rank",
              [](const sketch& s, double x, bool inclusive) {
-                 if (s.empty()) throw py::value_error("rank: the sketch is empty");
                  return s.rank(x, inclusive);
              },
              py::arg("x"), py::arg("inclusive") = true)

@@ -1,6 +1,16 @@
 #pragma once
 // Exceptions thrown by logratio. Every message names what is wrong and where
 // (tensor name, sequence/row, position/column, file offset).
+//
+// One taxonomy: argument_error (options, arguments), shape_error (layouts),
+// value_error (values, with their location), format_error (bytes).
+//
+// One empty-input rule: no masked-in token (no value, no row) is not an
+// error. Counts are 0 and every statistic is undefined -- NaN in C++, null
+// in JSON, nan in Python: the panel (SPEC: keys null or absent), the
+// correction's metrics, quantiles (one NaN per probability asked), the KLL
+// sketch's quantile/rank/min/max, the logits summary, moments' variance
+// and standard deviations. Invalid arguments stay errors even then.
 #include <charconv>
 #include <cstddef>
 #include <cstdint>

@@ -49,8 +49,10 @@ struct moments {
         return n ? std::max(m2, 0.0) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
     }
     double stddev() const noexcept { return std::sqrt(variance()); }
-    /// Sample standard deviation (ddof = 1); 0 for fewer than two values.
+    /// Sample standard deviation (ddof = 1); NaN when empty; 0 for one value
+    /// (verl's convention for its per-sequence std metrics, which use it).
     double sample_stddev() const noexcept {
+        if (n == 0) return std::numeric_limits<double>::quiet_NaN();
         return n > 1 ? std::sqrt(std::max(m2, 0.0) / static_cast<double>(n - 1)) : 0.0;
     }
 };
@@ -79,8 +81,10 @@ struct weighted_moments {
         m2 += o.m2 + d * d * (weight * o.weight / wt);
         weight = wt;
     }
-    /// Weighted population variance; 0 when empty.
-    double variance() const noexcept { return weight > 0.0 ? std::max(m2, 0.0) / weight : 0.0; }
+    /// Weighted population variance; NaN when empty (no positive weight).
+    double variance() const noexcept {
+        return weight > 0.0 ? std::max(m2, 0.0) / weight : std::numeric_limits<double>::quiet_NaN();
+    }
 };
 
 namespace detail {

@@ -72,29 +72,42 @@
 
 LOGRATIO_NAMESPACE_BEGIN
 
+// Every metric starts undefined (NaN): a batch with no masked-in token
+// reports them so (the empty-input rule, core/error.hpp); finish() sets each
+// one otherwise.
+namespace detail {
+constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
+}
+
 /// IS weight metrics.
 struct is_metrics {
-    double mean = 0, std = 0, min = 0, max = 0, ratio_fraction_high = 0, ratio_fraction_low = 0;
-    double eff_sample_size = 0;
-    double seq_mean = 0, seq_std = 0, seq_min = 0, seq_max = 0, seq_max_deviation = 0;
-    double seq_fraction_high = 0, seq_fraction_low = 0;
+    static constexpr double nan = detail::undefined;
+    double mean = nan, std = nan, min = nan, max = nan, ratio_fraction_high = nan, ratio_fraction_low = nan;
+    double eff_sample_size = nan;
+    double seq_mean = nan, seq_std = nan, seq_min = nan, seq_max = nan, seq_max_deviation = nan;
+    double seq_fraction_high = nan, seq_fraction_low = nan;
     std::optional<double> batch_norm_factor;  ///< set with batch normalisation
-    double post_mean = 0, post_min = 0, post_max = 0, changed_fraction = 0;
+    double post_mean = nan, post_min = nan, post_max = nan, changed_fraction = nan;
 };
 
 /// Metrics of one rejection option.
 struct rs_metrics {
+    static constexpr double nan = detail::undefined;
     std::string option;  ///< verl's option name, e.g. "token_k1"
-    double mean = 0, max = 0, min = 0, std = 0, fraction_high = 0, fraction_low = 0;
-    double seq_mean = 0, seq_std = 0, seq_max = 0, seq_min = 0, seq_max_deviation = 0, seq_fraction_high = 0;
+    double mean = nan, max = nan, min = nan, std = nan, fraction_high = nan, fraction_low = nan;
+    double seq_mean = nan, seq_std = nan, seq_max = nan, seq_min = nan, seq_max_deviation = nan,
+           seq_fraction_high = nan;
     std::optional<double> seq_fraction_low;  ///< k1 options only (as verl)
-    double masked_fraction = 0, seq_masked_fraction = 0;
+    double masked_fraction = nan, seq_masked_fraction = nan;
 };
 
 struct offpolicy_metrics {
-    double kl = 0, k3_kl = 0, training_ppl = 0, training_log_ppl = 0, rollout_ppl = 0, rollout_log_ppl = 0;
-    double log_ppl_diff = 0, log_ppl_abs_diff = 0, log_ppl_diff_max = 0, log_ppl_diff_min = 0, ppl_ratio = 0;
-    double chi2_token = 0, chi2_seq = 0;
+    static constexpr double nan = detail::undefined;
+    double kl = nan, k3_kl = nan, training_ppl = nan, training_log_ppl = nan, rollout_ppl = nan,
+           rollout_log_ppl = nan;
+    double log_ppl_diff = nan, log_ppl_abs_diff = nan, log_ppl_diff_max = nan, log_ppl_diff_min = nan,
+           ppl_ratio = nan;
+    double chi2_token = nan, chi2_seq = nan;
 };
 
 /// Everything the correction reports.
@@ -313,9 +326,10 @@ public:
         return mean > 1e-8 ? mean : 1.0;
     }
 
-    /// The metrics. Throws if no token is masked in (every metric would be 0/0).
+    /// The metrics. No masked-in token: the counts, and every metric NaN
+    /// (the empty-input rule, core/error.hpp).
     correction_result finish() const {
-        if (tokens == 0) throw error("correction: the batch has no masked-in token (every metric would be 0/0)");
+        if (tokens == 0) return empty_result();
         correction_result r;
         r.tokens = tokens;
         r.sequences = sequences;
@@ -418,6 +432,26 @@ public:
         p.log_ppl_diff_min = log_ppl_diff.min;
         p.ppl_ratio = sum_ppl_ratio / S;
         p.chi2_seq = sum_chi2_seq / S;
+        return r;
+    }
+
+    /// The result of a batch with no masked-in token: which metrics the
+    /// options ask for, each undefined.
+    correction_result empty_result() const {
+        correction_result r;
+        r.sequences = sequences;
+        if (options.is) {
+            r.is = is_metrics{};
+            if (options.is->batch_normalize) r.is->batch_norm_factor = 1.0;
+        }
+        for (const rs_option& o : options.rejection) {
+            rs_metrics m;
+            m.option = o.name();
+            if (o.has_lower()) m.seq_fraction_low = detail::undefined;
+            r.rejection.push_back(m);
+        }
+        if (!options.rejection.empty()) r.rs_masked_fraction = r.rs_seq_masked_fraction = detail::undefined;
+        if (options.veto) r.veto_fraction = r.catastrophic_token_fraction = detail::undefined;
         return r;
     }
 

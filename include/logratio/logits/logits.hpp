@@ -299,14 +299,17 @@ logits_row logits_of_row(const T* logits, std::uint64_t vocab, std::int64_t toke
     return r;
 }
 
-/// Panel-style summary over rows.
+/// Panel-style summary over rows; with no row every value is NaN (the
+/// empty-input rule, core/error.hpp).
 struct logits_summary {
+    static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
     std::uint64_t rows = 0;
-    double train_entropy_mean = 0, train_entropy_max = 0, rollout_entropy_mean = 0, rollout_entropy_max = 0;
-    double kl_train_rollout_mean = 0, kl_train_rollout_max = 0, kl_rollout_train_mean = 0, kl_rollout_train_max = 0;
-    double tv_mean = 0, tv_max = 0, argmax_match_fraction = 0, sampled_prob_gap_mean = 0,
-           sampled_prob_gap_abs_mean = 0;
-    double kl_rollout_train_q50 = 0, kl_rollout_train_q90 = 0, kl_rollout_train_q99 = 0;
+    double train_entropy_mean = nan, train_entropy_max = nan, rollout_entropy_mean = nan, rollout_entropy_max = nan;
+    double kl_train_rollout_mean = nan, kl_train_rollout_max = nan, kl_rollout_train_mean = nan,
+           kl_rollout_train_max = nan;
+    double tv_mean = nan, tv_max = nan, argmax_match_fraction = nan, sampled_prob_gap_mean = nan,
+           sampled_prob_gap_abs_mean = nan;
+    double kl_rollout_train_q50 = nan, kl_rollout_train_q90 = nan, kl_rollout_train_q99 = nan;
 };
 
 inline logits_summary summarize_logits(const logits_row* rows, std::uint64_t n) {

@@ -140,7 +140,7 @@ public:
     /// p = 0 and p = 1 give the exact minimum and maximum.
     T quantile(double p) const {
         if (!(p >= 0.0 && p <= 1.0)) throw argument_error(detail::concat("kll_sketch::quantile: p = ", p, " is outside [0, 1]"));
-        if (n_ == 0) throw shape_error("kll_sketch::quantile: the sketch is empty");
+        if (n_ == 0) return std::numeric_limits<T>::quiet_NaN();  // the empty-input rule
         if (p == 0.0) return min_;
         if (p == 1.0) return max_;
         const auto& sv = sorted_view();
@@ -159,7 +159,7 @@ public:
     /// Estimated normalized rank of x: the fraction of items <= x
     /// (inclusive) or < x (exclusive).
     double rank(T x, bool inclusive = true) const {
-        if (n_ == 0) throw shape_error("kll_sketch::rank: the sketch is empty");
+        if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();  // the empty-input rule
         const auto& sv = sorted_view();
         // entries counted: value <= x (inclusive) or value < x (exclusive)
         const auto it = std::partition_point(sv.begin(), sv.end(), [&](const weighted& e) {
@@ -279,7 +279,7 @@ private:
     };
 
     T checked(T v) const {
-        if (n_ == 0) throw shape_error("kll_sketch: the sketch is empty");
+        if (n_ == 0) return std::numeric_limits<T>::quiet_NaN();  // the empty-input rule
         return v;
     }
     void note_extremes(T lo, T hi) {

@@ -316,8 +316,8 @@ std::vector<double> finish_quantiles(const quantile_plan& plan, const std::vecto
 /// numpy's quantiles from data[0, n) (not modified), given a ready histogram or not.
 inline std::vector<double> quantiles_from(const double* data, std::uint64_t n, const std::vector<double>& probs,
                                           quantile_method method, quantile_workspace& ws, bool histogram_ready) {
-    if (n == 0) throw shape_error("quantiles: empty input");
     check_probs(probs);
+    if (n == 0) return std::vector<double>(probs.size(), std::numeric_limits<double>::quiet_NaN());  // empty-input rule
     const quantile_plan plan = plan_quantiles(n, probs, method);
     std::vector<double> stat;
     select_ranks(data, n, plan.ranks, ws, histogram_ready, stat);
@@ -737,7 +737,7 @@ bool bracket_select(const paired_view<T, M>& v, bool absolute, const std::vector
 }  // namespace detail
 
 /// Exact quantiles (numpy semantics) of delta, |delta| or rho over the
-/// masked-in tokens of a view. Empty selection: an empty result. Large
+/// masked-in tokens of a view. No token selected: one NaN per probability (the empty-input rule, core/error.hpp). Large
 /// views use one SIMD pass with sample brackets; anything the brackets miss
 /// falls back to radix select, so the result is always exact.
 template <class T, class M>
@@ -749,13 +749,12 @@ std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, cons
     std::uint64_t count = 0;
     if (detail::bracket_select<xsimd::batch<double, xsimd::default_arch>>(v, what == quantile_of::abs_delta, probs, o,
                                                                          ws, stats, plan, count)) {
-        if (count == 0) return {};
+        if (count == 0) return std::vector<double>(probs.size(), std::numeric_limits<double>::quiet_NaN());
         return detail::finish_quantiles(plan, stats, [what](double x) {
             return what == quantile_of::ratio ? std::exp(detail::clamp_delta(x)) : x;  // rho is monotone in delta
         });
     }
     gather_quantity(v, what, o, ws);
-    if (ws.values.empty()) return {};
     return detail::quantiles_from(ws.values.data(), ws.values.size(), probs, o.method, ws, true);
 }
 template <class T, class M>
@@ -789,7 +788,7 @@ void add_panel_quantiles(panel& p, const paired_view<T, M>& v, quantile_workspac
     const auto& dp = default_delta_probs();
     const auto& ap = default_abs_delta_probs();
     const auto qd = quantiles(v, quantile_of::delta, dp, o, ws);
-    if (qd.empty()) return;
+    if (std::isnan(qd.front())) return;  // no token: no quantile keys (SPEC: absent or null)
     const auto qa = quantiles(v, quantile_of::abs_delta, ap, o, ws);
     for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(dp[i], qd[i]);
     for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(ap[i], qa[i]);

@@ -1,5 +1,6 @@
 // `logratio quantiles`: exact (numpy's methods) or sketched (KLL)
 // quantiles of delta, |delta| or the ratio.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -59,7 +60,8 @@ int run_quantiles(const quantile_args& a) {
         j["method"] = a.method;
         nlohmann::ordered_json q = nlohmann::ordered_json::object();
         for (std::size_t i = 0; i < a.q.size(); ++i)
-            q[logratio::format_g(a.q[i])] = values.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(values[i]);
+            q[logratio::format_g(a.q[i])] = values.empty() || std::isnan(values[i]) ? nlohmann::ordered_json(nullptr)
+                                                                                : nlohmann::ordered_json(values[i]);
         j["quantiles"] = q;
         if (a.sketch) {
             j["k"] = a.sketch;
@@ -71,7 +73,7 @@ int run_quantiles(const quantile_args& a) {
     std::printf("%s quantiles (%s) of %llu tokens\n", a.of.c_str(), a.sketch ? "kll sketch" : a.method.c_str(),
                 static_cast<unsigned long long>(count));
     for (std::size_t i = 0; i < a.q.size(); ++i) {
-        if (values.empty()) std::printf("  q%-10s -\n", logratio::format_g(a.q[i]).c_str());
+        if (values.empty() || std::isnan(values[i])) std::printf("  q%-10s -\n", logratio::format_g(a.q[i]).c_str());
         else std::printf("  q%-10s % .10g\n", logratio::format_g(a.q[i]).c_str(), values[i]);
     }
     if (a.sketch) std::printf("  k %u, rank_error_bound %.6g (99%% confidence)\n", a.sketch, bound);
