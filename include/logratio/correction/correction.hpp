@@ -19,6 +19,7 @@
 // Formulas: correction_accumulator.hpp. Kernel: detail/correction_kernel.hpp.
 // With correction_options::flavour slime or trl (and a named mode), the
 // weights, mask and metrics are that framework's: flavour.hpp.
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <vector>
@@ -108,20 +109,18 @@ correction_result correct(const paired_view<T, M>& v, const correction_options& 
                           unsigned threads) {
     o.validate();
     if (o.flavour != framework::verl) return detail::correct_flavoured<Arch>(v, o, weights, mask, threads);
-    const std::vector<std::uint64_t> cut = detail::split_sequences(v, threads);
-    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    std::vector<correction_accumulator> part(parts);
-    detail::run_parts(parts, [&](unsigned k) {
-        part[k] = detail::correct_range_impl<xsimd::batch<double, Arch>, W>(
-            v, cut[k], cut[k + 1], o, detail::correction_outputs<W>{weights, mask});
-    });
-    correction_accumulator total = part[0];
-    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
+    const correction_accumulator total =
+        detail::parallel_reduce(v, threads, [&](std::uint64_t first, std::uint64_t last) {
+            return detail::correct_range_impl<xsimd::batch<double, Arch>, W>(v, first, last, o,
+                                                                               detail::correction_outputs<W>{weights, mask});
+        });
     correction_result r = total.finish();
     if (weights && r.weight_scale != 1.0) {
         const std::uint64_t first = v.sequence_begin(0), last = v.sequence_begin(v.num_sequences());
         const double scale = r.weight_scale;
-        const unsigned wparts = parts;
+        // the weights rescaled in `threads` equal slices of the token range
+        const unsigned wparts = static_cast<unsigned>(
+            std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::max(threads, 1u), last - first)));
         detail::run_parts(wparts, [&](unsigned k) {
             const std::uint64_t n = last - first;
             scale_weights(weights, first + n / wparts * k, k + 1 == wparts ? last : first + n / wparts * (k + 1), scale);

@@ -48,10 +48,10 @@ struct correction_consts {
     V lo20 = ops::splat(-clamp_log_ratio), hi20 = ops::splat(clamp_log_ratio);
     V pinf = ops::splat(std::numeric_limits<double>::infinity());
     V ninf = ops::splat(-std::numeric_limits<double>::infinity());
-    V tol, C, clo, clip, log_veto, in_lo, in_hi;
+    V C, clo, clip, log_veto, in_lo, in_hi;
     V tlo[3], tup[3];
-    correction_consts(const correction_plan& p, double positive_tolerance)
-        : tol(ops::splat(positive_tolerance)), C(ops::splat(p.C)), clo(ops::splat(p.c_lo)),
+    explicit correction_consts(const correction_plan& p)
+        : C(ops::splat(p.C)), clo(ops::splat(p.c_lo)),
           clip(ops::splat(p.clip)), log_veto(ops::splat(p.log_veto)), in_lo(ops::splat(p.inside.lo)),
           in_hi(ops::splat(p.inside.hi)) {
         for (int j = 0; j < 3; ++j) {
@@ -133,7 +133,7 @@ class correction_kernel {
 public:
     correction_kernel(const paired_view<T, M>& v, const correction_options& o, const correction_outputs<W>& out)
         : v_(v), o_(o), out_(out), p_(make_correction_plan(o, L > 1)), short_cut_(p_.short_cut()),
-          k_(p_, o.positive_tolerance), acc_(o) {}
+          k_(p_), acc_(o) {}
 
     LOGRATIO_ALWAYS_INLINE correction_accumulator run(std::uint64_t s0, std::uint64_t s1) {
         for (std::uint64_t s = s0; s < s1; ++s) sequence(s);
@@ -191,10 +191,8 @@ private:
     }
 
     LOGRATIO_ALWAYS_INLINE void validate(const seq_t& q) const {
-        const row_sums<V>& rs = q.rs;
-        if (!std::isfinite(ops::sum(rs.t)) || !std::isfinite(ops::sum(rs.r)) || !ops::none(rs.top > k_.tol))
-            throw_bad_token(v_, q.s, q.b, static_cast<std::size_t>(q.e - q.b), nonfinite_policy::raise,
-                            o_.positive_tolerance);
+        guard_sequence(v_, q.s, ops::sum(q.rs.t), ops::sum(q.rs.r), q.rs.top, nonfinite_policy::raise,
+                       o_.positive_tolerance);
     }
 
     // ---- phase 1: the sequence's sums and decisions (only when needed)

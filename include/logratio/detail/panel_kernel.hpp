@@ -94,6 +94,21 @@ template <class T, class M>
                       0.0);
 }
 
+/// The bad-token guard of the SIMD kernels, once per sequence, without a
+/// per-lane test: a NaN/Inf among the masked-in log-probs makes the sums of
+/// l_T or l_E non-finite, a positive one raises the largest (`top`, lanes);
+/// then the first bad token of sequence s is found and thrown.
+template <class V, class T, class M>
+LOGRATIO_ALWAYS_INLINE inline void guard_sequence(const paired_view<T, M>& v, std::uint64_t s, double sum_train,
+                                                  double sum_rollout, const V& top, nonfinite_policy nonfinite,
+                                                  double positive_tolerance) {
+    if (std::isfinite(sum_train) && std::isfinite(sum_rollout) &&
+        simd_ops<V>::none(top > simd_ops<V>::splat(positive_tolerance)))
+        return;
+    const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
+    throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), nonfinite, positive_tolerance);
+}
+
 /// Converts [i0, i0+n) of the three arrays into buf (plain conversion
 /// loops the compiler vectorizes), zero-padded to `padded` entries with
 /// weight 0. Validation and masking happen in the SIMD loop.
@@ -259,7 +274,6 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k)
         thr[k] = ops::splat(k < nthr ? acc.thresholds[k] : 0.0);
 
-    const V tol = ops::splat(o.positive_tolerance);
     const bool omit = o.nonfinite == nonfinite_policy::omit;
     std::uint64_t n_omit = 0;
     bool have_shift = false;
@@ -319,8 +333,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
         }
         for_each_batch<V>(v, b, e, buf, step);
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
-        if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
-            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
+        guard_sequence(v, s, st, sr, row_top, o.nonfinite, o.positive_tolerance);
         if (row_n == 0) continue;
         const double rn = static_cast<double>(row_n);
         acc.tokens += row_n;

@@ -58,5 +58,20 @@ void run_parts(unsigned parts, F&& task) {
         if (e) std::rethrow_exception(e);
 }
 
+/// The split -> run -> merge of every threaded accumulation: the sequences
+/// of v cut into at most `threads` parts of about equal token count,
+/// range(first, last) on each part in parallel, the partial results merged
+/// in sequence order (a.merge(b)). One part runs on the calling thread.
+template <class T, class M, class Range>
+auto parallel_reduce(const paired_view<T, M>& v, unsigned threads, Range&& range) {
+    const std::vector<std::uint64_t> cut = split_sequences(v, threads);
+    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
+    std::vector<decltype(range(std::uint64_t(0), std::uint64_t(0)))> part(parts);
+    run_parts(parts, [&](unsigned k) { part[k] = range(cut[k], cut[k + 1]); });
+    auto total = std::move(part[0]);
+    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
+    return total;
+}
+
 }  // namespace detail
 LOGRATIO_NAMESPACE_END

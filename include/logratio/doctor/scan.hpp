@@ -610,13 +610,8 @@ scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_
 template <class T, class M>
 scan_state scan(const paired_view<T, M>& v, unsigned threads = 1) {
     if (threads <= 1 || v.num_sequences() < 2) return detail::scan_range(v, 0, v.num_sequences());
-    const std::vector<std::uint64_t> cut = logratio::detail::split_sequences(v, threads);
-    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    std::vector<scan_state> part(parts);
-    logratio::detail::run_parts(parts, [&](unsigned k) { part[k] = detail::scan_range(v, cut[k], cut[k + 1]); });
-    scan_state total = part[0];
-    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
-    return total;
+    return logratio::detail::parallel_reduce(
+        v, threads, [&](std::uint64_t first, std::uint64_t last) { return detail::scan_range(v, first, last); });
 }
 
 }  // namespace doctor

@@ -52,13 +52,9 @@ panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64
 template <class Arch = xsimd::default_arch, class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
     if (threads <= 1 || v.num_sequences() < 2) return accumulate_panel<Arch>(v, o);
-    const std::vector<std::uint64_t> cut = detail::split_sequences(v, threads);
-    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    std::vector<panel_accumulator> part(parts);
-    detail::run_parts(parts, [&](unsigned k) { part[k] = accumulate_panel_range<Arch>(v, cut[k], cut[k + 1], o); });
-    panel_accumulator total = part[0];
-    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
-    return total;
+    return detail::parallel_reduce(v, threads, [&](std::uint64_t first, std::uint64_t last) {
+        return accumulate_panel_range<Arch>(v, first, last, o);
+    });
 }
 
 /// The finished panel of a view (one pass; no quantiles).

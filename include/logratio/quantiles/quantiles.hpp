@@ -593,7 +593,6 @@ bracket_counts count_brackets(const paired_view<T, M>& v, bool absolute, const q
     c.ge.assign(NB, 0);
     const bool omit = o.nonfinite == nonfinite_policy::omit;
     const V zero = ops::splat(0.0), one = ops::splat(1.0);
-    const V tol = ops::splat(o.positive_tolerance);
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
     std::vector<V> pc(NP, zero);  // copies of each heavy point, per lane
     chunk_buffers buf;
@@ -635,9 +634,7 @@ bracket_counts count_brackets(const paired_view<T, M>& v, bool absolute, const q
             if (!ops::none(inside)) store_inside<V>(x, inside, combined, c.used);
         };
         for_each_batch<V>(v, b, e, buf, step);
-        const double st = ops::sum(row_t), sr = ops::sum(row_r);
-        if (!std::isfinite(st) || !std::isfinite(sr) || !ops::none(row_top > tol))
-            throw_bad_token(v, s, b, static_cast<std::size_t>(e - b), o.nonfinite, o.positive_tolerance);
+        guard_sequence(v, s, ops::sum(row_t), ops::sum(row_r), row_top, o.nonfinite, o.positive_tolerance);
     }
     for (std::size_t k = 0; k < NP; ++k) c.point_count.push_back(static_cast<std::uint64_t>(ops::sum(pc[k])));
     return c;
