@@ -8,6 +8,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include <logratio/adapt/xtensor.hpp>
+#include <logratio/core/visit.hpp>
 
 TEST_CASE("padded view from pointer + shape, vector and xtensor agree") {
     const auto s = test::make_synthetic(6 * 50, 1);
@@ -81,4 +82,54 @@ TEST_CASE("sequence range of accumulate_panel is checked") {
     auto v = logratio::padded(t, t, m, 3, 4);
     CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 2, 1), logratio::argument_error);
     CHECK_THROWS_AS(logratio::accumulate_panel_range(v, 0, 4), logratio::argument_error);
+}
+
+TEST_CASE("visit_view: the one run-time dispatch gives the typed view the description names") {
+    std::vector<float> t{-1.0f, -2.0f, -0.5f, -3.0f, -1.5f, -0.25f};
+    std::vector<float> r{-1.1f, -2.0f, -0.5f, -2.5f, -1.5f, -0.5f};
+    std::vector<std::uint8_t> m{1, 1, 0, 1, 1, 1};
+    std::vector<float> mf{1, 1, 0, 1, 1, 1};
+    const auto direct = logratio::compute_panel(logratio::padded(t, r, m, 2, 3));
+    logratio::view_description d;
+    d.train = t.data();
+    d.rollout = r.data();
+    d.mask = logratio::mask_type::bytes;
+    d.mask_data = m.data();
+    d.rows = 2;
+    d.cols = 3;
+    auto panel_of = [](const auto& v) { return logratio::compute_panel(v); };
+    CHECK(logratio::visit_view(d, panel_of).delta_mean == direct.delta_mean);
+    const bool byte_mask = logratio::visit_view(d, [](const auto& v) {
+        return std::is_same<typename std::decay_t<decltype(v)>::mask_type, std::uint8_t>::value &&
+               std::is_same<typename std::decay_t<decltype(v)>::value_type, float>::value;
+    });
+    CHECK(byte_mask);
+    d.mask = logratio::mask_type::f32;  // the same mask as floats
+    d.mask_data = mf.data();
+    CHECK(logratio::visit_view(d, panel_of).delta_mean == direct.delta_mean);
+    d.mask = logratio::mask_type::none;  // every token counts
+    d.mask_data = nullptr;
+    CHECK(logratio::visit_view(d, panel_of).tokens == 6);
+    // packed, int32 offsets: the same six tokens as two sequences of 3
+    const std::int32_t cu[] = {0, 3, 6};
+    d.packed = true;
+    d.tokens = 6;
+    d.offsets = cu;
+    d.offsets64 = false;
+    d.num_offsets = 3;
+    d.mask = logratio::mask_type::bytes;
+    d.mask_data = m.data();
+    CHECK(logratio::visit_view(d, panel_of).delta_mean == direct.delta_mean);
+    // double values
+    std::vector<double> td(t.begin(), t.end()), rd(r.begin(), r.end());
+    d.values = logratio::value_type::f64;
+    d.train = td.data();
+    d.rollout = rd.data();
+    CHECK(logratio::visit_view(d, panel_of).delta_mean == doctest::Approx(direct.delta_mean));
+    const bool is_double = logratio::visit_value_type(logratio::value_type::f64, [](auto tag) {
+        return std::is_same<decltype(tag), double>::value;
+    });
+    CHECK(is_double);
+    d.num_offsets = 2;  // the last offset no longer covers the tokens: the view's own check
+    CHECK_THROWS_AS(logratio::visit_view(d, panel_of), logratio::shape_error);
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <logratio/core/visit.hpp>
+
 #include "bindings.hpp"
 #include "paired_input.hpp"
 
@@ -108,12 +110,11 @@ py::dict logits(py::object train, py::object rollout, py::object tokens, double 
     {
         py::gil_scoped_release nogil;
         const std::int64_t* t = ids.empty() ? nullptr : ids.data();
-        switch (ta.dtype) {
-            case dtype_code::f64: run<double>(a, b, t, rows.data(), o, nt); break;
-            case dtype_code::f32: run<float>(a, b, t, rows.data(), o, nt); break;
-            case dtype_code::f16: run<logratio::float16>(a, b, t, rows.data(), o, nt); break;
-            default: run<logratio::bfloat16>(a, b, t, rows.data(), o, nt); break;
-        }
+        const logratio::value_type vt = ta.dtype == dtype_code::f64   ? logratio::value_type::f64
+                                        : ta.dtype == dtype_code::f32 ? logratio::value_type::f32
+                                        : ta.dtype == dtype_code::f16 ? logratio::value_type::f16
+                                                                      : logratio::value_type::bf16;
+        logratio::visit_value_type(vt, [&](auto tag) { run<decltype(tag)>(a, b, t, rows.data(), o, nt); });
     }
     std::vector<std::int64_t> shape(ta.shape.begin(), ta.shape.end() - 1);
     auto column = [&](auto get) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <logratio/core/visit.hpp>
 #include <logratio/dispatch/dispatch.hpp>
 
 #include "tensor_arg.hpp"
@@ -65,31 +66,34 @@ void compact_rows(const paired_input& in, const E* span, E* out) {
         std::copy(span + r * in.row_stride, span + r * in.row_stride + in.cols, out + r * in.cols);
 }
 
-/// Calls f(view) with the typed view (element and mask types resolved).
-template <class T, class M, class F>
-decltype(auto) visit_typed(const paired_input& in, F&& f) {
-    const T* tr = static_cast<const T*>(in.train_data);
-    const T* ro = static_cast<const T*>(in.rollout_data);
-    const M* mk = static_cast<const M*>(in.mask_data);
-    using view = logratio::paired_view<T, M>;
-    if (!in.packed) return f(view::padded(tr, ro, mk, in.rows, in.cols));
-    if (in.offsets64)
-        return f(view::packed(tr, ro, in.n, static_cast<const std::int64_t*>(in.offsets_data), in.num_offsets, mk));
-    return f(view::packed(tr, ro, in.n, static_cast<const std::int32_t*>(in.offsets_data), in.num_offsets, mk));
+/// The view the input describes, for logratio::visit_view.
+inline logratio::view_description description(const paired_input& in) {
+    logratio::view_description d;
+    switch (in.type) {
+        case dtype_code::f64: d.values = logratio::value_type::f64; break;
+        case dtype_code::f16: d.values = logratio::value_type::f16; break;
+        case dtype_code::bf16: d.values = logratio::value_type::bf16; break;
+        default: d.values = logratio::value_type::f32; break;
+    }
+    d.mask = !in.mask_data ? logratio::mask_type::none : in.float_mask ? logratio::mask_type::f32
+                                                                       : logratio::mask_type::bytes;
+    d.train = in.train_data;
+    d.rollout = in.rollout_data;
+    d.mask_data = in.mask_data;
+    d.packed = in.packed;
+    d.rows = in.rows;
+    d.cols = in.cols;
+    d.tokens = in.n;
+    d.offsets = in.offsets_data;
+    d.offsets64 = in.offsets64;
+    d.num_offsets = in.num_offsets;
+    return d;
 }
-template <class T, class F>
-decltype(auto) visit_mask(const paired_input& in, F&& f) {
-    if (in.float_mask) return visit_typed<T, float>(in, f);
-    return visit_typed<T, std::uint8_t>(in, f);
-}
+
+/// Calls f(view) with the typed view (the library's one run-time dispatch).
 template <class F>
 decltype(auto) visit(const paired_input& in, F&& f) {
-    switch (in.type) {
-        case dtype_code::f64: return visit_mask<double>(in, f);
-        case dtype_code::f16: return visit_mask<logratio::float16>(in, f);
-        case dtype_code::bf16: return visit_mask<logratio::bfloat16>(in, f);
-        default: return visit_mask<float>(in, f);
-    }
+    return logratio::visit_view(description(in), f);
 }
 
 }  // namespace logratio_py

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <logratio/core/dtype.hpp>
+#include <logratio/core/visit.hpp>
 #include <logratio/core/error.hpp>
 #include <logratio/core/view.hpp>
 
@@ -41,29 +42,6 @@ const T* typed(const tensor& t, std::vector<std::unique_ptr<unsigned char[]>>& k
 
 [[noreturn]] inline void fail(const std::string& msg) { throw logratio::shape_error(msg); }
 
-/// Calls f with the typed view; `converted`: the mask already as M (else
-/// the mask tensor's data is read as M).
-template <class T, class M, class F>
-void with_mask_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f,
-                    const M* converted = nullptr) {
-    const T* tr = typed<T>(*in.train, keep);
-    const T* ro = typed<T>(*in.rollout, keep);
-    const M* mk = converted ? converted : in.mask ? typed<M>(*in.mask, keep) : nullptr;
-    if (in.offsets) {
-        const std::uint64_t n = in.train->numel();
-        const std::uint64_t no = in.offsets->numel();
-        if (in.offsets->type == dtype::i64)
-            f(logratio::paired_view<T, M>::packed(tr, ro, n, typed<std::int64_t>(*in.offsets, keep), no, mk));
-        else
-            f(logratio::paired_view<T, M>::packed(tr, ro, n, typed<std::int32_t>(*in.offsets, keep), no, mk));
-    } else {
-        const auto& sh = in.train->shape;
-        const std::uint64_t rows = sh.size() == 2 ? sh[0] : 1;
-        const std::uint64_t cols = sh.size() == 2 ? sh[1] : (sh.empty() ? 1 : sh[0]);
-        f(logratio::paired_view<T, M>::padded(tr, ro, mk, rows, cols));
-    }
-}
-
 /// The mask as 0/1 bytes (mask_on: nonzero counts) in a buffer kept alive
 /// by `keep`: I32, I64 and F64 masks, so that every view has a byte or
 /// float mask -- the mask types logratio::dispatch holds kernels for.
@@ -78,20 +56,68 @@ const std::uint8_t* mask_bytes(const tensor& t, std::vector<std::unique_ptr<unsi
     return p;
 }
 
-template <class T, class F>
-void with_value_type(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep, F&& f) {
-    if (!in.mask) return with_mask_type<T, std::uint8_t>(in, keep, f);
-    switch (in.mask->type) {
-        case dtype::u8:
-        case dtype::boolean:  // bytes 0/1
-        case dtype::i8:       // nonzero counts: the same bytes read as unsigned
-            return with_mask_type<T, std::uint8_t>(in, keep, f);
-        case dtype::f32: return with_mask_type<T, float>(in, keep, f);
-        case dtype::i32: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<std::int32_t>(*in.mask, keep));
-        case dtype::i64: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<std::int64_t>(*in.mask, keep));
-        case dtype::f64: return with_mask_type<T, std::uint8_t>(in, keep, f, mask_bytes<double>(*in.mask, keep));
-        default: fail(std::string("mask: unsupported dtype ") + dtype_label(in.mask->type));
+/// The log-probs' element type and data (aligned for it).
+inline void describe_values(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep,
+                            logratio::view_description& d) {
+    switch (in.train->type) {
+        case dtype::f64:
+            d.values = logratio::value_type::f64;
+            d.train = typed<double>(*in.train, keep);
+            d.rollout = typed<double>(*in.rollout, keep);
+            return;
+        case dtype::f16:
+        case dtype::bf16:
+            d.values = in.train->type == dtype::f16 ? logratio::value_type::f16 : logratio::value_type::bf16;
+            d.train = typed<std::uint16_t>(*in.train, keep);
+            d.rollout = typed<std::uint16_t>(*in.rollout, keep);
+            return;
+        default:
+            d.values = logratio::value_type::f32;
+            d.train = typed<float>(*in.train, keep);
+            d.rollout = typed<float>(*in.rollout, keep);
     }
+}
+
+/// The mask's type and data: bytes in place (U8, BOOL, I8: nonzero counts),
+/// F32 in place, I32 / I64 / F64 converted to bytes.
+inline void describe_mask(const tensor* mask, std::vector<std::unique_ptr<unsigned char[]>>& keep,
+                          logratio::view_description& d) {
+    if (!mask) return;
+    d.mask = logratio::mask_type::bytes;
+    switch (mask->type) {
+        case dtype::u8:
+        case dtype::boolean:
+        case dtype::i8: d.mask_data = typed<std::uint8_t>(*mask, keep); return;
+        case dtype::f32:
+            d.mask = logratio::mask_type::f32;
+            d.mask_data = typed<float>(*mask, keep);
+            return;
+        case dtype::i32: d.mask_data = mask_bytes<std::int32_t>(*mask, keep); return;
+        case dtype::i64: d.mask_data = mask_bytes<std::int64_t>(*mask, keep); return;
+        case dtype::f64: d.mask_data = mask_bytes<double>(*mask, keep); return;
+        default: fail(std::string("mask: unsupported dtype ") + dtype_label(mask->type));
+    }
+}
+
+/// The view the validated tensors describe (logratio::visit_view types it).
+inline logratio::view_description describe(const panel_tensors& in,
+                                           std::vector<std::unique_ptr<unsigned char[]>>& keep) {
+    logratio::view_description d;
+    describe_values(in, keep, d);
+    describe_mask(in.mask, keep, d);
+    if (in.offsets) {
+        d.packed = true;
+        d.tokens = in.train->numel();
+        d.num_offsets = in.offsets->numel();
+        d.offsets64 = in.offsets->type == dtype::i64;
+        d.offsets = d.offsets64 ? static_cast<const void*>(typed<std::int64_t>(*in.offsets, keep))
+                                : static_cast<const void*>(typed<std::int32_t>(*in.offsets, keep));
+    } else {
+        const auto& sh = in.train->shape;
+        d.rows = sh.size() == 2 ? sh[0] : 1;
+        d.cols = sh.size() == 2 ? sh[1] : (sh.empty() ? 1 : sh[0]);
+    }
+    return d;
 }
 
 }  // namespace input_detail
@@ -137,13 +163,7 @@ void with_panel_view(const panel_tensors& in, F&& f) {
             fail("shape mismatch: mask is " + in.mask->shape_string() + ", train_logprobs is " + tr.shape_string());
     }
     std::vector<std::unique_ptr<unsigned char[]>> keep;
-    switch (tr.type) {
-        case dtype::f32: return input_detail::with_value_type<float>(in, keep, f);
-        case dtype::f64: return input_detail::with_value_type<double>(in, keep, f);
-        case dtype::f16: return input_detail::with_value_type<logratio::float16>(in, keep, f);
-        case dtype::bf16: return input_detail::with_value_type<logratio::bfloat16>(in, keep, f);
-        default: fail("unreachable dtype");
-    }
+    logratio::visit_view(input_detail::describe(in, keep), f);
 }
 
 }  // namespace logratio_cli
