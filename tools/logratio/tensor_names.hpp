@@ -25,6 +25,12 @@ struct tensor_names {
     std::vector<std::string> train, rollout, mask;  ///< candidates, first present wins
 };
 
+/// Tensor names given on the command line (--train-key, --rollout-key,
+/// --mask-key): each non-empty one replaces the chosen framework's names.
+struct tensor_keys {
+    std::string train, rollout, mask;
+};
+
 inline std::vector<tensor_names> known_tensor_names() {
     return {{"logratio", {"train_logprobs"}, {"rollout_logprobs"}, {"mask"}},
             {"verl", {"old_log_probs"}, {"rollout_log_probs"}, {"response_mask"}},
@@ -81,15 +87,20 @@ inline tensor_names choose_tensor_names(const safetensors_file& st, const std::s
 /// shape_error naming the file and listing the tensors present. `how`
 /// (may be null) says why a framework's names were read ("" for logratio's).
 inline panel_tensors dump_tensors(const safetensors_file& st, const std::string& path, const std::string& flavour,
-                                  tensor_names* chosen = nullptr, std::string* how = nullptr) {
+                                  tensor_names* chosen = nullptr, std::string* how = nullptr,
+                                  const tensor_keys& keys = {}) {
     std::string why;
-    const tensor_names names = choose_tensor_names(st, flavour, why);
+    tensor_names names = choose_tensor_names(st, flavour, why);
+    if (!keys.train.empty()) names.train = {keys.train};
+    if (!keys.rollout.empty()) names.rollout = {keys.rollout};
+    if (!keys.mask.empty()) names.mask = {keys.mask};
     panel_tensors in;
     in.train = first_present(st, names.train);
     in.rollout = first_present(st, names.rollout);
     in.mask = first_present(st, names.mask);
     in.offsets = st.find("cu_seqlens");
-    const std::string present = " (tensors present: " + present_list(st) + ")";
+    const std::string present =
+        " (tensors present: " + present_list(st) + "; choose with --train-key, --rollout-key, --mask-key)";
     if (!in.train) throw logratio::shape_error(path + ": missing tensor '" + names.train[0] + "'" + present);
     if (!in.rollout) throw logratio::shape_error(path + ": missing tensor '" + names.rollout[0] + "'" + present);
     if (!in.mask && !in.offsets)

@@ -22,6 +22,7 @@ namespace logratio_cli {
 struct input_args {
     std::string file, train, rollout, mask, offsets;
     std::string flavour;  ///< whose tensor names (and metrics): verl | slime | trl, or "" to detect
+    tensor_keys keys;     ///< --train-key, --rollout-key, --mask-key: the file's own tensor names
 };
 
 inline void add_input_options(CLI::App* c, input_args& a) {
@@ -30,6 +31,9 @@ inline void add_input_options(CLI::App* c, input_args& a) {
     c->add_option("--rollout", a.rollout, ".npy file of rollout log-probs");
     c->add_option("--mask", a.mask, ".npy mask (padded [B, T], or packed 1-D with --offsets)");
     c->add_option("--offsets", a.offsets, ".npy cu_seqlens (int32/int64, S+1 entries): packed layout");
+    c->add_option("--train-key", a.keys.train, "name of the trainer log-probs tensor in FILE (default: detected)");
+    c->add_option("--rollout-key", a.keys.rollout, "name of the rollout log-probs tensor in FILE (default: detected)");
+    c->add_option("--mask-key", a.keys.mask, "name of the mask tensor in FILE (default: detected)");
 }
 
 /// The mapped files and tensors of one dump, from a safetensors file or .npy flags.
@@ -49,7 +53,7 @@ inline void load_inputs(const input_args& a, loaded_inputs& L) {
         L.st = logratio_cli::parse_safetensors(*L.files.back());
         std::string how;
         logratio_cli::tensor_names names;
-        L.in = logratio_cli::dump_tensors(*L.st, a.file, a.flavour, &names, &how);
+        L.in = logratio_cli::dump_tensors(*L.st, a.file, a.flavour, &names, &how, a.keys);
         if (!how.empty())
             std::fprintf(stderr, "logratio: %s's tensor names (%s): %s, %s, %s\n", names.label.c_str(), how.c_str(),
                          L.in.train->name.c_str(), L.in.rollout->name.c_str(),
