@@ -323,7 +323,7 @@ private:
         const V em = ops::expm1(dc);
         const V k3 = em - dc;
         a_.k3 = a_.k3 + k3;
-        a_.chi2 = ops::fma(em, em + V(2.0), a_.chi2);
+        a_.chi2 = ops::mul_add(em, em + V(2.0), a_.chi2);
         a_.dcmin = ops::min(a_.dcmin, ops::select(on, dc, k_.pinf));
         a_.dcmax = ops::max(a_.dcmax, ops::select(on, dc, k_.ninf));
         if (!ops::none(ops::abs(d) > k_.hi20)) beyond_clamp(q, d, on);
@@ -375,7 +375,7 @@ private:
             tally(q.q_hi[j], hi);
             tally(q.q_lo[j], lo);
             a_.xc[j] = a_.xc[j] + xc;
-            a_.xc2[j] = ops::fma(xc, xc, a_.xc2[j]);
+            a_.xc2[j] = ops::mul_add(xc, xc, a_.xc2[j]);
             keep_rs = keep_rs & !(hi | lo);
         } else {  // k2, k3 >= 0 (0 on masked-out lanes) against an upper bound
             const V x = j == 1 ? V(k_.half * dc * dc) : k3;
@@ -385,7 +385,7 @@ private:
             q.q_x[j] = q.q_x[j] + x;
             a_.min[j] = ops::min(a_.min[j], ops::select(on, x, k_.pinf));
             a_.xc[j] = a_.xc[j] + xc;
-            a_.xc2[j] = ops::fma(xc, xc, a_.xc2[j]);
+            a_.xc2[j] = ops::mul_add(xc, xc, a_.xc2[j]);
             keep_rs = keep_rs & !hi;
         }
     }
@@ -408,7 +408,7 @@ private:
             tally(a_.n_hi, hi);
             tally(a_.n_lo, lo);
             a_.c = a_.c + wc;
-            a_.c2 = ops::fma(wc, wc, a_.c2);
+            a_.c2 = ops::mul_add(wc, wc, a_.c2);
             q.q_e = q.q_e + em;
         } else {
             w = ops::splat(q.w_row);
@@ -434,7 +434,7 @@ private:
         q.rs.r = q.rs.r + f.r;
         q.rs.dc = q.rs.dc + f.d;
         a_.k3 = a_.k3 + f.k3;
-        a_.chi2 = a_.chi2 + (p_.has_is ? V(ops::fma(f.c, V(2.0), f.c2)) : f.chi2);
+        a_.chi2 = a_.chi2 + (p_.has_is ? V(ops::mul_add(f.c, V(2.0), f.c2)) : f.chi2);
         a_.dcmin = ops::min(a_.dcmin, f.dmin);
         a_.dcmax = ops::max(a_.dcmax, f.dmax);
         a_.xc[0] = a_.xc[0] - f.d;

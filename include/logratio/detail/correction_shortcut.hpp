@@ -66,25 +66,25 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     s.k3 = s.k3 + k3;
     s.dmin = ops::min_where(s.dmin, on, d);
     s.dmax = ops::max_where(s.dmax, on, d);
-    if (p.k1) s.k1sq = ops::fma(d, d, s.k1sq);  // x' = x = -delta
+    if (p.k1) s.k1sq = ops::mul_add(d, d, s.k1sq);  // x' = x = -delta
     if (K2 && p.k2) {  // K2 = false: compiled out (its sums need registers)
         const V x = V(0.5) * d * d;
         s.k2 = s.k2 + x;
         s.k2min = ops::min_where(s.k2min, on, x);
-        s.k2sq = ops::fma(x, x, s.k2sq);
+        s.k2sq = ops::mul_add(x, x, s.k2sq);
     }
     if (p.k3) {
         s.k3min = ops::min_where(s.k3min, on, k3);
-        s.k3sq = ops::fma(k3, k3, s.k3sq);
+        s.k3sq = ops::mul_add(k3, k3, s.k3sq);
     }
     if (p.is) {  // token level: t = w
         const V w = em + one;
         const V wc = w - one;
         s.c = s.c + wc;
-        s.c2 = ops::fma(wc, wc, s.c2);
+        s.c2 = ops::mul_add(wc, wc, s.c2);
         if (wdst) store_lanes<V, W>(ops::select(on, w, zero), wdst, lanes);
     } else {
-        s.chi2 = ops::fma(em, em + V(2.0), s.chi2);
+        s.chi2 = ops::mul_add(em, em + V(2.0), s.chi2);
     }
     if (mdst) store_mask_lanes<V>(on, mdst, lanes);
 }

@@ -311,16 +311,16 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             row_amax = ops::max(row_amax, ad);
             S.abs = S.abs + ad;
             const V dk = ops::select(on, d - vK, zero);
-            S.dk2 = ops::fma(dk, dk, S.dk2);
+            S.dk2 = ops::mul_add(dk, dk, S.dk2);
             S.dmin = ops::min(S.dmin, ops::select(on, d, pinf));
             S.dmax = ops::max(S.dmax, ops::select(on, d, ninf));
             const V dc = ops::min(ops::max(d, lo), hi);
             const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
             S.e = S.e + em;
             const V ek = ops::select(on, em - vKe, zero);
-            S.ek2 = ops::fma(ek, ek, S.ek2);
+            S.ek2 = ops::mul_add(ek, ek, S.ek2);
             S.k3 = S.k3 + (em - dc);
-            S.rev = ops::fma(em + one, dc, S.rev);
+            S.rev = ops::mul_add(em + one, dc, S.rev);
             S.tv = S.tv + ops::abs(em);
             for (std::uint32_t k = 0; k < nthr; ++k) above[k] += ops::count(ad > thr[k]);
         };
