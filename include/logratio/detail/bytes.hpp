@@ -34,6 +34,11 @@ private:
     std::vector<std::uint8_t> out_;
 };
 
+/// put/get of the plain field types, so that an accumulator's field list
+/// (one visit_fields) serves both serialize and deserialize.
+inline void put(byte_writer& w, std::uint64_t v) { w.u64(v); }
+inline void put(byte_writer& w, double v) { w.f64(v); }
+
 class byte_reader {
 public:
     byte_reader(const void* p, std::size_t n, const char* what)
@@ -93,6 +98,9 @@ private:
     std::size_t pos_ = 0;
     const char* what_;
 };
+
+inline void get(byte_reader& r, std::uint64_t& v) { v = r.u64(); }
+inline void get(byte_reader& r, double& v) { v = r.f64(); }
 
 }  // namespace detail
 LOGRATIO_NAMESPACE_END

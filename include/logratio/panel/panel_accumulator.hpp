@@ -76,6 +76,17 @@ struct token_location {
     std::uint64_t position = 0;
 };
 
+namespace detail {
+inline void put(byte_writer& w, const token_location& l) {
+    w.u64(l.sequence);
+    w.u64(l.position);
+}
+inline void get(byte_reader& r, token_location& l) {
+    l.sequence = r.u64();
+    l.position = r.u64();
+}
+}  // namespace detail
+
 /// The finished panel. Field names are SPEC's keys.
 struct panel {
     static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -273,28 +284,39 @@ struct panel_accumulator {
     // ---- serialization: "LRPA", u16 version, then fixed little-endian fields.
     static constexpr std::uint16_t format_version = 1;
 
+    /// The serialized fields after the header and the threshold count, in
+    /// wire order: f(field) on each (serialize writes them, deserialize
+    /// reads them -- one list).
+    template <class Self, class F>
+    static void visit_fields(Self& a, F&& f) {
+        f(a.tokens);
+        f(a.nonfinite_tokens);
+        f(a.sum_train);
+        f(a.sum_rollout);
+        f(a.delta);
+        f(a.ratio_m1);
+        f(a.sum_abs_delta);
+        f(a.sum_k3);
+        f(a.sum_reverse);
+        f(a.sum_tv);
+        f(a.abs_max);
+        f(a.abs_max_at);
+        f(a.seq_log);
+        f(a.seq_geo);
+        f(a.sum_train_ppl);
+        f(a.sum_rollout_ppl);
+        for (std::uint32_t i = 0; i < a.num_thresholds; ++i) {
+            f(a.thresholds[i]);
+            f(a.above[i]);
+        }
+    }
+
     std::vector<std::uint8_t> serialize() const {
         detail::byte_writer w;
         w.raw("LRPA", 4);
         w.u16(format_version);
         w.u16(static_cast<std::uint16_t>(num_thresholds));
-        w.u64(tokens);
-        w.u64(nonfinite_tokens);
-        w.f64(sum_train);
-        w.f64(sum_rollout);
-        detail::put(w, delta);
-        detail::put(w, ratio_m1);
-        for (double v : {sum_abs_delta, sum_k3, sum_reverse, sum_tv, abs_max}) w.f64(v);
-        w.u64(abs_max_at.sequence);
-        w.u64(abs_max_at.position);
-        detail::put(w, seq_log);
-        detail::put(w, seq_geo);
-        w.f64(sum_train_ppl);
-        w.f64(sum_rollout_ppl);
-        for (std::uint32_t i = 0; i < num_thresholds; ++i) {
-            w.f64(thresholds[i]);
-            w.u64(above[i]);
-        }
+        visit_fields(*this, [&](const auto& x) { detail::put(w, x); });
         return w.take();
     }
 
@@ -306,27 +328,10 @@ struct panel_accumulator {
         if (nt > panel_options::max_thresholds)
             r.fail(detail::concat(nt, " thresholds, at most ", panel_options::max_thresholds));
         a.num_thresholds = nt;
-        a.tokens = r.u64();
-        a.nonfinite_tokens = r.u64();
-        a.sum_train = r.f64();
-        a.sum_rollout = r.f64();
-        detail::get(r, a.delta);
-        detail::get(r, a.ratio_m1);
-        for (double* v : {&a.sum_abs_delta, &a.sum_k3, &a.sum_reverse, &a.sum_tv,
-                          &a.abs_max})
-            *v = r.f64();
-        a.abs_max_at.sequence = r.u64();
-        a.abs_max_at.position = r.u64();
-        detail::get(r, a.seq_log);
-        detail::get(r, a.seq_geo);
-        a.sum_train_ppl = r.f64();
-        a.sum_rollout_ppl = r.f64();
-        for (std::uint32_t i = 0; i < nt; ++i) {
-            a.thresholds[i] = r.f64();
-            a.above[i] = r.u64();
-            if (a.above[i] > a.tokens) r.fail("threshold count exceeds token count");
-        }
+        visit_fields(a, [&](auto& x) { detail::get(r, x); });
         r.expect_end();
+        for (std::uint32_t i = 0; i < nt; ++i)
+            if (a.above[i] > a.tokens) r.fail("threshold count exceeds token count");
         if (a.delta.n != a.tokens || a.ratio_m1.n != a.tokens || a.seq_log.n != a.seq_geo.n ||
             a.seq_log.n > a.tokens)
             r.fail("inconsistent counts");
