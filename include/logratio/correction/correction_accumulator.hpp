@@ -242,6 +242,18 @@ struct is_accumulator {
         post_min = std::min(post_min, o.post_min);
         post_max = std::max(post_max, o.post_max);
     }
+
+    /// The serialized fields in wire order (one list for serialize and
+    /// deserialize).
+    template <class Self, class F>
+    static void visit_fields(Self& a, F&& f) {
+        for (auto* v : {&a.sum_w, &a.sum_c, &a.sum_c2, &a.w_min, &a.w_max, &a.lr_min, &a.lr_max, &a.seq_max_dev,
+                        &a.sum_t, &a.sum_seq_t, &a.post_sum, &a.post_min, &a.post_max})
+            f(*v);
+        for (auto* v : {&a.tok_hi, &a.tok_lo, &a.lr_hi, &a.lr_lo, &a.seq_hi, &a.seq_lo, &a.kept, &a.changed}) f(*v);
+        f(a.seq);
+        f(a.wc);
+    }
 };
 
 /// Sums of one rejection option's metrics.
@@ -269,6 +281,15 @@ struct rs_accumulator {
         seq_lo += o.seq_lo;
         rejected_seqs += o.rejected_seqs;
         seq_abs_max = std::max(seq_abs_max, o.seq_abs_max);
+    }
+
+    /// The serialized fields in wire order.
+    template <class Self, class F>
+    static void visit_fields(Self& a, F&& f) {
+        for (auto* v : {&a.sum_x, &a.sum_xc, &a.sum_xc2, &a.tok_min, &a.tok_max, &a.seq_abs_max}) f(*v);
+        for (auto* v : {&a.tok_hi, &a.tok_lo, &a.rejected_tokens, &a.seq_hi, &a.seq_lo, &a.rejected_seqs}) f(*v);
+        f(a.seq);
+        f(a.xc);
     }
 };
 
@@ -458,6 +479,23 @@ public:
     // ---- serialization: "LRCA", u16 version, options, then the sums.
     static constexpr std::uint16_t format_version = 1;
 
+    /// The serialized sums after the options, in wire order: tokens and
+    /// sequences, the IS sums, each rejection option's, the counts, the
+    /// off-policy sums (one list for serialize and deserialize).
+    template <class Self, class F>
+    static void visit_fields(Self& a, F&& f) {
+        f(a.tokens);
+        f(a.sequences);
+        std::decay_t<decltype(a.is)>::visit_fields(a.is, f);
+        for (auto& x : a.rs) std::decay_t<decltype(x)>::visit_fields(x, f);
+        for (auto* v : {&a.rs_rejected_tokens, &a.rs_rejected_seqs, &a.veto_seqs, &a.veto_tokens}) f(*v);
+        for (auto* v : {&a.sum_delta, &a.sum_k3, &a.sum_chi2, &a.sum_train_ppl, &a.sum_train_log_ppl,
+                        &a.sum_rollout_ppl, &a.sum_rollout_log_ppl, &a.sum_abs_log_ppl_diff, &a.sum_ppl_ratio,
+                        &a.sum_chi2_seq})
+            f(*v);
+        f(a.log_ppl_diff);
+    }
+
     std::vector<std::uint8_t> serialize() const {
         detail::byte_writer w;
         w.raw("LRCA", 4);
@@ -480,27 +518,7 @@ public:
         w.u8(options.veto ? 1 : 0);
         w.f64(options.veto.value_or(0.0));
         w.f64(options.positive_tolerance);
-        w.u64(tokens);
-        w.u64(sequences);
-        for (double v : {is.sum_w, is.sum_c, is.sum_c2, is.w_min, is.w_max, is.lr_min, is.lr_max, is.seq_max_dev,
-                         is.sum_t, is.sum_seq_t, is.post_sum, is.post_min, is.post_max})
-            w.f64(v);
-        for (std::uint64_t v : {is.tok_hi, is.tok_lo, is.lr_hi, is.lr_lo, is.seq_hi, is.seq_lo, is.kept, is.changed})
-            w.u64(v);
-        detail::put(w, is.seq);
-        detail::put(w, is.wc);
-        for (const rs_accumulator& a : rs) {
-            for (double v : {a.sum_x, a.sum_xc, a.sum_xc2, a.tok_min, a.tok_max, a.seq_abs_max}) w.f64(v);
-            for (std::uint64_t v : {a.tok_hi, a.tok_lo, a.rejected_tokens, a.seq_hi, a.seq_lo, a.rejected_seqs})
-                w.u64(v);
-            detail::put(w, a.seq);
-            detail::put(w, a.xc);
-        }
-        for (std::uint64_t v : {rs_rejected_tokens, rs_rejected_seqs, veto_seqs, veto_tokens}) w.u64(v);
-        for (double v : {sum_delta, sum_k3, sum_chi2, sum_train_ppl, sum_train_log_ppl, sum_rollout_ppl,
-                         sum_rollout_log_ppl, sum_abs_log_ppl_diff, sum_ppl_ratio, sum_chi2_seq})
-            w.f64(v);
-        detail::put(w, log_ppl_diff);
+        visit_fields(*this, [&](const auto& x) { detail::put(w, x); });
         return w.take();
     }
 
@@ -548,35 +566,13 @@ public:
         } catch (const error& e) {
             r.fail(detail::concat("invalid options: ", e.what()));
         }
-        a.tokens = r.u64();
-        a.sequences = r.u64();
-        for (double* v : {&a.is.sum_w, &a.is.sum_c, &a.is.sum_c2, &a.is.w_min, &a.is.w_max, &a.is.lr_min,
-                          &a.is.lr_max, &a.is.seq_max_dev, &a.is.sum_t, &a.is.sum_seq_t, &a.is.post_sum,
-                          &a.is.post_min, &a.is.post_max})
-            *v = r.f64();
-        for (std::uint64_t* v : {&a.is.tok_hi, &a.is.tok_lo, &a.is.lr_hi, &a.is.lr_lo, &a.is.seq_hi, &a.is.seq_lo,
-                                 &a.is.kept, &a.is.changed})
-            *v = r.u64();
-        detail::get(r, a.is.seq);
-        detail::get(r, a.is.wc);
-        for (rs_accumulator& x : a.rs) {
-            for (double* v : {&x.sum_x, &x.sum_xc, &x.sum_xc2, &x.tok_min, &x.tok_max, &x.seq_abs_max}) *v = r.f64();
-            for (std::uint64_t* v : {&x.tok_hi, &x.tok_lo, &x.rejected_tokens, &x.seq_hi, &x.seq_lo, &x.rejected_seqs})
-                *v = r.u64();
-            detail::get(r, x.seq);
-            detail::get(r, x.xc);
+        visit_fields(a, [&](auto& x) { detail::get(r, x); });
+        r.expect_end();
+        for (const rs_accumulator& x : a.rs)
             if (x.tok_hi > a.tokens || x.tok_lo > a.tokens || x.rejected_tokens > a.tokens ||
                 x.seq_hi > a.sequences || x.seq_lo > a.sequences || x.rejected_seqs > a.sequences ||
                 x.seq.n != a.sequences)
                 r.fail("inconsistent rejection counts");
-        }
-        for (std::uint64_t* v : {&a.rs_rejected_tokens, &a.rs_rejected_seqs, &a.veto_seqs, &a.veto_tokens}) *v = r.u64();
-        for (double* v : {&a.sum_delta, &a.sum_k3, &a.sum_chi2, &a.sum_train_ppl, &a.sum_train_log_ppl,
-                          &a.sum_rollout_ppl, &a.sum_rollout_log_ppl, &a.sum_abs_log_ppl_diff, &a.sum_ppl_ratio,
-                          &a.sum_chi2_seq})
-            *v = r.f64();
-        detail::get(r, a.log_ppl_diff);
-        r.expect_end();
         const std::uint64_t N = a.tokens, S = a.sequences;
         if (S > N || a.log_ppl_diff.n != S || a.rs_rejected_tokens > N || a.rs_rejected_seqs > S ||
             a.veto_seqs > S || a.veto_tokens > N || a.is.kept > N || a.is.changed > N || a.is.tok_hi > N ||
