@@ -367,7 +367,7 @@ public:
                 m.ratio_fraction_high = static_cast<double>(is.tok_hi) / N;
                 m.ratio_fraction_low = static_cast<double>(is.tok_lo) / N;
             } else {
-                m.max = std::exp(std::min(is.lr_max, 20.0));
+                m.max = std::exp(std::min(is.lr_max, detail::clamp_log_ratio));
                 m.min = std::exp(is.lr_min);
                 m.ratio_fraction_high = static_cast<double>(is.lr_hi) / S;
                 m.ratio_fraction_low = static_cast<double>(is.lr_lo) / S;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../core/error.hpp"
+#include "../core/limits.hpp"
 #include "flavour_options.hpp"
 #include "is_level.hpp"
 
@@ -215,7 +216,7 @@ struct correction_options {
     /// delta < log veto) is rejected whole.
     std::optional<double> veto;
     /// A log-prob above this is an error (log-probs are <= 0).
-    double positive_tolerance = 1e-6;
+    double positive_tolerance = default_positive_tolerance;
     /// Whose conventions (flavour_options.hpp): verl (the default: `is`,
     /// `rejection` and `veto` above), or slime / trl, whose weights, masks and
     /// metrics come from `mode` (slime without a mode: its mismatch metrics

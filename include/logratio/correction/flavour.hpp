@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "../core/dtype.hpp"
+#include "../core/limits.hpp"
 #include "flavour_options.hpp"
 #include "../core/view.hpp"
 
@@ -122,7 +123,7 @@ double delta_at(const paired_view<T, M>& v, std::uint64_t i) noexcept {
     return to_double(v.train()[i]) - to_double(v.rollout()[i]);
 }
 
-inline double exp_safe(double lr) noexcept { return std::exp(std::min(20.0, std::max(-20.0, lr))); }
+inline double exp_safe(double lr) noexcept { return std::exp(clamp_delta(lr)); }
 
 /// Per-sequence sums of the mismatch metrics (first loop over a sequence).
 struct seq_sums {
@@ -175,7 +176,7 @@ struct slime_mismatch_keys {
         r.add(lpad, std::fabs(diff) * n);
         r.add(ppl_ratio, std::exp(diff) * n);
         r.add(chi2_token, (s.rho2 / n1 - 1.0) * n);
-        r.add(chi2_seq, std::expm1(2.0 * std::min(20.0, std::max(-20.0, s.d))) * n);
+        r.add(chi2_seq, std::expm1(2.0 * clamp_delta(s.d)) * n);
     }
 };
 

@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "../core/dtype.hpp"
+#include "../core/limits.hpp"
 #include "../panel/panel_accumulator.hpp"
 #include "../core/view.hpp"
 #include "simd.hpp"
@@ -39,9 +40,6 @@ LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
 
 constexpr std::size_t chunk_tokens = 512;
-constexpr double clamp_log_ratio = 20.0;
-
-inline double clamp_delta(double d) noexcept { return std::min(std::max(d, -clamp_log_ratio), clamp_log_ratio); }
 
 template <class V>
 struct is_simd_batch {

@@ -26,6 +26,7 @@
 
 #include "../detail/parallel.hpp"
 #include "../core/dtype.hpp"
+#include "../core/limits.hpp"
 #include "../core/view.hpp"
 #include "breakdowns.hpp"
 
@@ -147,7 +148,7 @@ inline double k3_term(double d) noexcept {
         const double p = (0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040)));
         return d2 * p;
     }
-    const double c = std::min(std::max(d, -20.0), 20.0);
+    const double c = logratio::detail::clamp_delta(d);
     return std::expm1(c) - c;
 }
 
@@ -246,7 +247,7 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
     for (std::uint64_t k : w.rare) {
         const double t = logratio::to_double(v.train()[b + k]);
         const double r = logratio::to_double(v.rollout()[b + k]);
-        if (std::isnan(t) || std::isnan(r) || t > 1e-6 || r > 1e-6) {
+        if (std::isnan(t) || std::isnan(r) || t > default_positive_tolerance || r > default_positive_tolerance) {
             ++st.nan_or_positive;
             continue;
         }

@@ -379,7 +379,7 @@ topk_divergence topk_divergences(const T* train_logprobs, std::uint64_t vocab, c
             throw value_error(detail::concat("top-k ids: id ", id, " at position ", j, " is outside [0, ", vocab, ")"),
                               "topk_ids", 0, j, static_cast<double>(id));
         const double lm = rollout_logprobs[j], lp = to_double(train_logprobs[id]);
-        if (!(lm <= 1e-6) || std::isnan(lp) || lp > 1e-6)
+        if (!(lm <= default_positive_tolerance) || std::isnan(lp) || lp > default_positive_tolerance)
             throw value_error(detail::concat("top-k: log-prob at position ", j, " is not a log-probability (", lm, ", ",
                                              lp, ")"),
                               "topk_logprobs", 0, j, lm);

@@ -45,6 +45,7 @@
 #include "../correction/flavour_options.hpp"
 #include "../detail/bytes.hpp"
 #include "../core/error.hpp"
+#include "../core/limits.hpp"
 #include "../core/moments.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -60,7 +61,7 @@ struct panel_options {
     /// |delta| thresholds of the frac_abs_delta_gt_* keys (>= 0, at most 8).
     std::vector<double> abs_delta_thresholds{1e-3, 0.01, 0.1, 1.0};
     /// A log-prob above this is an error (log-probs are <= 0).
-    double positive_tolerance = 1e-6;
+    double positive_tolerance = default_positive_tolerance;
     nonfinite_policy nonfinite = nonfinite_policy::raise;
     /// Besides SPEC's keys, the mismatch metrics this framework logs without
     /// a correction (flavour.hpp framework_mismatch_entries): slime's

@@ -360,7 +360,7 @@ struct quantile_options {
     /// raise: a masked-in NaN/Inf (or positive) log-prob is a value_error
     /// naming its position; omit: NaN/Inf tokens are left out.
     nonfinite_policy nonfinite = nonfinite_policy::raise;
-    double positive_tolerance = 1e-6;
+    double positive_tolerance = default_positive_tolerance;
 };
 
 /// Gathers the chosen quantity of every masked-in token of v into
