@@ -38,7 +38,7 @@ cli_flavour(panel_slime_metrics "-DSTDOUT_REGEX=\"slime\": {[^\"]*\"train_rollou
             "-DARGS=panel|${data}/small/padded.safetensors|--flavour|slime|--json")
 cli_flavour(panel_trl_metrics "-DSTDOUT_REGEX=sampling/sampling_logp_difference/max +0.2636353"
             "-DARGS=panel|${data}/small/padded.safetensors|--flavour|trl|--no-quantiles")
-cli_fails(names_missing "missing tensor 'log_probs' \\(tensors present: completion_mask, old_per_token_logps, sampling_per_token_logps\\)"
+cli_fails(names_missing "missing tensor 'log_probs' \\(tensors present: completion_mask, old_per_token_logps, sampling_per_token_logps; choose with --train-key, --rollout-key, --mask-key\\)"
           panel ${data}/names/trl.safetensors --flavour slime)
 cli_fails(names_missing_default "missing tensor 'rollout_logprobs' \\(tensors present: "
           panel ${dir}/missing_rollout.safetensors)
