@@ -25,12 +25,6 @@ namespace fs = std::filesystem;
 using logratio::correction_options;
 using logratio::correction_result;
 
-/// The `logratio correct` arguments of args.json as options: the tool's own
-/// option registration and mapping (commands/correct_options.hpp).
-correction_options options_from_args(const std::vector<std::string>& a) {
-    return logratio_cli::correction_options_from_args(a);
-}
-
 struct loaded {
     logratio_cli::mapped_file file;
     logratio_cli::safetensors_file st;
@@ -95,8 +89,9 @@ TEST_CASE("correction: verl's own outputs on the fixtures (metrics, mask, weight
             CAPTURE(dir);
             ++configs;
             const auto args = test::load_json(dir + "/args.json");
-            const correction_options o =
-                options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
+            // the tool's own option registration and mapping (commands/correct_options.hpp)
+            const correction_options o = logratio_cli::correction_options_from_args(
+                args.at("logratio_correct_args").get<std::vector<std::string>>());
             const outputs got = run_on(test::data_path(size + "/padded.safetensors"),
                                        [&](const auto& v, float* w, std::uint8_t* m) {
                                            return logratio::correct(v, o, o.is ? w : nullptr, m);
@@ -154,7 +149,8 @@ TEST_CASE("correction: padded and packed layouts give bit-identical masks and we
     for (const std::string& dir : verl_configs("medium")) {
         CAPTURE(dir);
         const auto args = test::load_json(dir + "/args.json");
-        correction_options o = options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
+        correction_options o =
+            logratio_cli::correction_options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
         if (!o.is) o.is = logratio::is_options{logratio::is_level::geometric, 1.01, 0.995, true};
         auto simd = [&](const auto& v, float* w, std::uint8_t* m) { return logratio::correct(v, o, w, m); };
         const outputs pad = run_on(test::data_path("medium/padded.safetensors"), simd);

@@ -110,11 +110,8 @@ py::dict logits(py::object train, py::object rollout, py::object tokens, double 
     {
         py::gil_scoped_release nogil;
         const std::int64_t* t = ids.empty() ? nullptr : ids.data();
-        const logratio::value_type vt = ta.dtype == dtype_code::f64   ? logratio::value_type::f64
-                                        : ta.dtype == dtype_code::f32 ? logratio::value_type::f32
-                                        : ta.dtype == dtype_code::f16 ? logratio::value_type::f16
-                                                                      : logratio::value_type::bf16;
-        logratio::visit_value_type(vt, [&](auto tag) { run<decltype(tag)>(a, b, t, rows.data(), o, nt); });
+        logratio::visit_value_type(value_type_of(ta.dtype),
+                                   [&](auto tag) { run<decltype(tag)>(a, b, t, rows.data(), o, nt); });
     }
     std::vector<std::int64_t> shape(ta.shape.begin(), ta.shape.end() - 1);
     auto column = [&](auto get) {

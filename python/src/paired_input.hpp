@@ -66,15 +66,22 @@ void compact_rows(const paired_input& in, const E* span, E* out) {
         std::copy(span + r * in.row_stride, span + r * in.row_stride + in.cols, out + r * in.cols);
 }
 
+/// The library's element type of a checked floating-point argument (u16 is
+/// read as bf16, as torch's bf16 arrives through the buffer protocol).
+inline logratio::value_type value_type_of(dtype_code c) {
+    switch (c) {
+        case dtype_code::f64: return logratio::value_type::f64;
+        case dtype_code::f16: return logratio::value_type::f16;
+        case dtype_code::bf16:
+        case dtype_code::u16: return logratio::value_type::bf16;
+        default: return logratio::value_type::f32;
+    }
+}
+
 /// The view the input describes, for logratio::visit_view.
 inline logratio::view_description description(const paired_input& in) {
     logratio::view_description d;
-    switch (in.type) {
-        case dtype_code::f64: d.values = logratio::value_type::f64; break;
-        case dtype_code::f16: d.values = logratio::value_type::f16; break;
-        case dtype_code::bf16: d.values = logratio::value_type::bf16; break;
-        default: d.values = logratio::value_type::f32; break;
-    }
+    d.values = value_type_of(in.type);
     d.mask = !in.mask_data ? logratio::mask_type::none : in.float_mask ? logratio::mask_type::f32
                                                                        : logratio::mask_type::bytes;
     d.train = in.train_data;

@@ -56,26 +56,26 @@ const std::uint8_t* mask_bytes(const tensor& t, std::vector<std::unique_ptr<unsi
     return p;
 }
 
+/// The library's element type of a log-prob or logit tensor (F32, F64, F16,
+/// BF16); any other dtype is an error naming the tensor.
+inline logratio::value_type value_type_of(const tensor& t) {
+    switch (t.type) {
+        case dtype::f32: return logratio::value_type::f32;
+        case dtype::f64: return logratio::value_type::f64;
+        case dtype::f16: return logratio::value_type::f16;
+        case dtype::bf16: return logratio::value_type::bf16;
+        default: fail(t.name + ": dtype " + dtype_label(t.type) + " is not F32/F64/F16/BF16");
+    }
+}
+
 /// The log-probs' element type and data (aligned for it).
 inline void describe_values(const panel_tensors& in, std::vector<std::unique_ptr<unsigned char[]>>& keep,
                             logratio::view_description& d) {
-    switch (in.train->type) {
-        case dtype::f64:
-            d.values = logratio::value_type::f64;
-            d.train = typed<double>(*in.train, keep);
-            d.rollout = typed<double>(*in.rollout, keep);
-            return;
-        case dtype::f16:
-        case dtype::bf16:
-            d.values = in.train->type == dtype::f16 ? logratio::value_type::f16 : logratio::value_type::bf16;
-            d.train = typed<std::uint16_t>(*in.train, keep);
-            d.rollout = typed<std::uint16_t>(*in.rollout, keep);
-            return;
-        default:
-            d.values = logratio::value_type::f32;
-            d.train = typed<float>(*in.train, keep);
-            d.rollout = typed<float>(*in.rollout, keep);
-    }
+    d.values = value_type_of(*in.train);
+    logratio::visit_value_type(d.values, [&](auto tag) {
+        d.train = typed<decltype(tag)>(*in.train, keep);
+        d.rollout = typed<decltype(tag)>(*in.rollout, keep);
+    });
 }
 
 /// The mask's type and data: bytes in place (U8, BOOL, I8: nonzero counts),
@@ -126,7 +126,7 @@ inline logratio::view_description describe(const panel_tensors& in,
 /// log-probs are finite (with nonfinite_policy::raise the selection has
 /// already thrown on any other).
 template <class T, class M>
-std::uint64_t selected_tokens(const logratio::paired_view<T, M>& v, logratio::nonfinite_policy) {
+std::uint64_t selected_tokens(const logratio::paired_view<T, M>& v) {
     std::uint64_t n = 0;
     for (std::uint64_t i = 0; i < v.size(); ++i)
         n += v.counts(i) && std::isfinite(logratio::to_double(v.train()[i]) - logratio::to_double(v.rollout()[i]));

@@ -1,6 +1,7 @@
 #pragma once
-// The two numbers every module shares, defined once.
+// The numbers every module shares, defined once.
 #include <algorithm>
+#include <limits>
 
 #include "version.hpp"
 
@@ -10,6 +11,10 @@ LOGRATIO_NAMESPACE_BEGIN
 /// log-probabilities (producers' log-softmax rounds a certain token to a
 /// tiny positive). The default of every `positive_tolerance` option.
 constexpr double default_positive_tolerance = 1e-6;
+
+/// The value of a statistic of no input (the empty-input rule, error.hpp):
+/// NaN, null in JSON.
+constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
 
 namespace detail {
 /// The ratio terms use delta clamped to [-20, 20] (rho in [2e-9, 5e8]):

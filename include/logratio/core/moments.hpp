@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "../detail/bytes.hpp"
+#include "limits.hpp"
 #include "version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -46,13 +47,13 @@ struct moments {
 
     /// Population variance (ddof = 0); NaN when empty.
     double variance() const noexcept {
-        return n ? std::max(m2, 0.0) / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+        return n ? std::max(m2, 0.0) / static_cast<double>(n) : undefined;
     }
     double stddev() const noexcept { return std::sqrt(variance()); }
     /// Sample standard deviation (ddof = 1); NaN when empty; 0 for one value
     /// (verl's convention for its per-sequence std metrics, which use it).
     double sample_stddev() const noexcept {
-        if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+        if (n == 0) return undefined;
         return n > 1 ? std::sqrt(std::max(m2, 0.0) / static_cast<double>(n - 1)) : 0.0;
     }
 };
@@ -83,7 +84,7 @@ struct weighted_moments {
     }
     /// Weighted population variance; NaN when empty (no positive weight).
     double variance() const noexcept {
-        return weight > 0.0 ? std::max(m2, 0.0) / weight : std::numeric_limits<double>::quiet_NaN();
+        return weight > 0.0 ? std::max(m2, 0.0) / weight : undefined;
     }
 };
 

@@ -68,6 +68,7 @@
 
 #include "correction_options.hpp"
 #include "../detail/bytes.hpp"
+#include "../core/limits.hpp"
 #include "../core/moments.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -75,13 +76,10 @@ LOGRATIO_NAMESPACE_BEGIN
 // Every metric starts undefined (NaN): a batch with no masked-in token
 // reports them so (the empty-input rule, core/error.hpp); finish() sets each
 // one otherwise.
-namespace detail {
-constexpr double undefined = std::numeric_limits<double>::quiet_NaN();
-}
 
 /// IS weight metrics.
 struct is_metrics {
-    static constexpr double nan = detail::undefined;
+    static constexpr double nan = undefined;
     double mean = nan, std = nan, min = nan, max = nan, ratio_fraction_high = nan, ratio_fraction_low = nan;
     double eff_sample_size = nan;
     double seq_mean = nan, seq_std = nan, seq_min = nan, seq_max = nan, seq_max_deviation = nan;
@@ -92,7 +90,7 @@ struct is_metrics {
 
 /// Metrics of one rejection option.
 struct rs_metrics {
-    static constexpr double nan = detail::undefined;
+    static constexpr double nan = undefined;
     std::string option;  ///< verl's option name, e.g. "token_k1"
     double mean = nan, max = nan, min = nan, std = nan, fraction_high = nan, fraction_low = nan;
     double seq_mean = nan, seq_std = nan, seq_max = nan, seq_min = nan, seq_max_deviation = nan,
@@ -102,7 +100,7 @@ struct rs_metrics {
 };
 
 struct offpolicy_metrics {
-    static constexpr double nan = detail::undefined;
+    static constexpr double nan = undefined;
     double kl = nan, k3_kl = nan, training_ppl = nan, training_log_ppl = nan, rollout_ppl = nan,
            rollout_log_ppl = nan;
     double log_ppl_diff = nan, log_ppl_abs_diff = nan, log_ppl_diff_max = nan, log_ppl_diff_min = nan,
@@ -468,11 +466,11 @@ public:
         for (const rs_option& o : options.rejection) {
             rs_metrics m;
             m.option = o.name();
-            if (o.has_lower()) m.seq_fraction_low = detail::undefined;
+            if (o.has_lower()) m.seq_fraction_low = undefined;
             r.rejection.push_back(m);
         }
-        if (!options.rejection.empty()) r.rs_masked_fraction = r.rs_seq_masked_fraction = detail::undefined;
-        if (options.veto) r.veto_fraction = r.catastrophic_token_fraction = detail::undefined;
+        if (!options.rejection.empty()) r.rs_masked_fraction = r.rs_seq_masked_fraction = undefined;
+        if (options.veto) r.veto_fraction = r.catastrophic_token_fraction = undefined;
         return r;
     }
 

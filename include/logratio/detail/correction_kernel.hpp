@@ -106,7 +106,7 @@ struct sequence_pass {
     double row_fix = 0.0;  ///< phase 2: sum of (delta - dc) over the rare |delta| > 20 tokens
     // phase 1's decisions
     bool rs_keep = true, vetoed = false;
-    double w_row = 1.0, t_row = 0.0;  ///< sequence-level IS weight and its truncation
+    V w_row = ops::splat(1.0), t_row = ops::splat(0.0);  ///< sequence-level IS weight and its truncation
     mask_t row_keep, row_rs;
     // phase 2's lane sums over the sequence
     V q_e = ops::splat(0.0), q_t = ops::splat(0.0), q_veto = ops::splat(0.0);
@@ -253,22 +253,24 @@ private:
         const double n = static_cast<double>(q.rs.n);
         const double sd = ops::sum(q.rs.d);
         const double lr = o_.is->level == is_level::sequence ? sd : sd / n;
-        q.w_row = std::exp(clamp_delta(lr));
-        q.t_row = std::min(q.w_row, p_.C);
-        if (p_.clip_low) q.t_row = std::max(q.t_row, p_.clip);
+        const double w = std::exp(clamp_delta(lr));
+        double t = std::min(w, p_.C);
+        if (p_.clip_low) t = std::max(t, p_.clip);
+        q.w_row = ops::splat(w);  // as lanes once: phase 2 reads them per batch
+        q.t_row = ops::splat(t);
         is_accumulator& a = acc_.is;
         a.lr_min = std::min(a.lr_min, lr);
         a.lr_max = std::max(a.lr_max, lr);
         a.lr_hi += lr > p_.log_C;
         a.lr_lo += lr < p_.log_clo;
-        a.sum_w += n * q.w_row;
-        a.wc.add(std::min(std::max(q.w_row, p_.c_lo), p_.C), n);
-        a.seq.add(q.w_row);
-        a.seq_hi += q.w_row > p_.C;
-        a.seq_lo += q.w_row < p_.c_lo;
-        a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(q.w_row - 1.0));
-        a.sum_t += n * q.t_row;
-        a.sum_seq_t += q.t_row;
+        a.sum_w += n * w;
+        a.wc.add(std::min(std::max(w, p_.c_lo), p_.C), n);
+        a.seq.add(w);
+        a.seq_hi += w > p_.C;
+        a.seq_lo += w < p_.c_lo;
+        a.seq_max_dev = std::max(a.seq_max_dev, std::fabs(w - 1.0));
+        a.sum_t += n * t;
+        a.sum_seq_t += t;
     }
 
     // ---- phase 2: per token
@@ -411,8 +413,8 @@ private:
             a_.c2 = ops::mul_add(wc, wc, a_.c2);
             q.q_e = q.q_e + em;
         } else {
-            w = ops::splat(q.w_row);
-            tw = ops::splat(q.t_row);
+            w = q.w_row;
+            tw = q.t_row;
         }
         tw = ops::select(on, tw, k_.zero);
         q.q_t = q.q_t + tw;

@@ -302,7 +302,7 @@ logits_row logits_of_row(const T* logits, std::uint64_t vocab, std::int64_t toke
 /// Panel-style summary over rows; with no row every value is NaN (the
 /// empty-input rule, core/error.hpp).
 struct logits_summary {
-    static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    static constexpr double nan = undefined;
     std::uint64_t rows = 0;
     double train_entropy_mean = nan, train_entropy_max = nan, rollout_entropy_mean = nan, rollout_entropy_max = nan;
     double kl_train_rollout_mean = nan, kl_train_rollout_max = nan, kl_rollout_train_mean = nan,

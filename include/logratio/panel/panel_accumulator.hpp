@@ -90,7 +90,7 @@ inline void get(byte_reader& r, token_location& l) {
 
 /// The finished panel. Field names are SPEC's keys.
 struct panel {
-    static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    static constexpr double nan = undefined;
     std::uint64_t tokens = 0, sequences = 0;
     std::uint64_t nonfinite_tokens = 0;  ///< masked-in tokens left out (policy omit)
     double delta_mean = nan, delta_abs_mean = nan, delta_std = nan;

@@ -81,7 +81,7 @@ inline double rounded_product(double a, double b) {
     return p;
 }
 
-inline double floor_mod2(double x) { return x - rounded_product(2.0, std::floor(x / 2.0)); }
+inline double floor_mod2(double x) { return x - 2.0 * std::floor(x / 2.0); }  // 2 * y is exact: nothing to fuse
 
 inline quantile_position locate_quantile(std::uint64_t count, double q, quantile_method m) {
     const double n = static_cast<double>(count);
@@ -146,13 +146,7 @@ inline quantile_position locate_quantile(std::uint64_t count, double q, quantile
 /// numpy's _lerp, rounding exactly as it does (no fused multiply-add).
 inline double numpy_lerp(double a, double b, double t) {
     const double diff = b - a;
-    volatile double p = diff * t;
-    double r = a + p;
-    if (t >= 0.5) {
-        volatile double p2 = diff * (1 - t);
-        r = b - p2;
-    }
-    return r;
+    return t >= 0.5 ? b - rounded_product(diff, 1 - t) : a + rounded_product(diff, t);
 }
 
 /// Places the order statistics ranks[first, last) (sorted, unique) of

@@ -9,12 +9,13 @@
 #include <limits>
 #include <vector>
 
+#include "../core/limits.hpp"
 #include "../core/version.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {
 
-inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double nan = undefined;
 
 /// Sum in numpy's pairwise order (blocks of 128 with eight partial sums,
 /// halves split at a multiple of 8), so that means and variances are the

@@ -71,17 +71,7 @@ int run_logits(const logits_args& a) {
             logratio_cli::kernels::compute_logits(z, y, t64.data(), rows.data(), o, a.threads);
         }
     };
-    logratio::value_type vt = logratio::value_type::f32;
-    switch (tz->type) {
-        case logratio_cli::dtype::f32: break;
-        case logratio_cli::dtype::f64: vt = logratio::value_type::f64; break;
-        case logratio_cli::dtype::bf16: vt = logratio::value_type::bf16; break;
-        case logratio_cli::dtype::f16: vt = logratio::value_type::f16; break;
-        default:
-            throw logratio::shape_error(std::string("train_logits: dtype ") + logratio_cli::dtype_label(tz->type) +
-                                        " is not F32/F64/F16/BF16");
-    }
-    logratio::visit_value_type(vt, run);
+    logratio::visit_value_type(logratio_cli::input_detail::value_type_of(*tz), run);
     if (a.json) {
         nlohmann::ordered_json j;
         auto column = [&](const char* k, auto get) {

@@ -42,7 +42,7 @@ int run_quantiles(const quantile_args& a) {
         logratio::quantile_workspace ws;
         if (a.sketch == 0) {
             values = logratio_cli::kernels::quantiles(view, what, a.q, qo);
-            count = logratio_cli::selected_tokens(view, qo.nonfinite);
+            count = logratio_cli::selected_tokens(view);
             return;
         }
         if (a.sketch < logratio::kll_sketch<double>::min_k || a.sketch > 65535)
