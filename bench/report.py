@@ -97,7 +97,7 @@ for level in levels:
         print(f"| {level} | traffic roofline | 2^25 | {t} | {v / 1e6:.0f} | | 100% |")
 
 nl = json.load(open(f"{out}/numpy_logits.json"))["logit_pairs_per_s"]
-print("\nLogits (`compute_logits`): 32 rows of V = 151,936, entropies + KL both ways + TV + selected log-probs; "
+print("\nLogits (`compare_logits`): 32 rows of V = 151,936, entropies + KL both ways + TV + selected log-probs; "
       f"numpy float32 log_softmax code doing the same (bench/numpy_logits.py): {nl / 1e6:.1f} M logit pairs/s.\n")
 print("| level | dtype | threads | M logit pairs/s | x numpy | % of read roofline |")
 print("|---|---|---|---|---|---|")

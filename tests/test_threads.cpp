@@ -42,7 +42,7 @@ TEST_CASE("threads: panel, split, correction and logits do not depend on the thr
     const batch b;
     const auto v = logratio::paired_view<float>::padded(b.train.data(), b.rollout.data(), b.mask.data(), b.B, b.T);
     const auto p1 = logratio::compute_panel(v, {}, 1);
-    const auto s1 = logratio::split_mismatch(v, b.old.data(), {}, 1);
+    const auto s1 = logratio::compute_mismatch_split(v, b.old.data(), {}, 1);
     logratio::correction_options o;
     o.is = logratio::is_options(logratio::is_level::sequence, 3.0, 0.2, true);
     o.rejection = logratio::parse_rejection("token_k1,seq_mean_k3", "0.5_2,0.05");
@@ -56,7 +56,7 @@ TEST_CASE("threads: panel, split, correction and logits do not depend on the thr
         const auto e1 = logratio::panel_entries(p1), e = logratio::panel_entries(p);
         for (std::size_t i = 0; i < e.size(); ++i)
             if (e1[i].second) CHECK_MESSAGE(test::spec_close(*e[i].second, *e1[i].second), e[i].first);
-        const auto s = logratio::split_mismatch(v, b.old.data(), {}, t);
+        const auto s = logratio::compute_mismatch_split(v, b.old.data(), {}, t);
         CHECK(test::spec_close(s.lag.delta_abs_mean, s1.lag.delta_abs_mean));
         CHECK(test::spec_close(s.numeric.kl_k3, s1.numeric.kl_k3));
         const auto c = logratio::correct(v, o, w.data(), k.data(), t);
@@ -83,8 +83,8 @@ TEST_CASE("threads: logits rows and dump directories") {
     for (std::uint64_t i = 0; i < N; ++i) tok[i] = std::int32_t((i * 131) % V);
     const logratio::logits_view<float> zv(z.data(), N, V), yv(y.data(), N, V);
     std::vector<logratio::logits_row> r1(N), r3(N);
-    logratio::compute_logits(zv, yv, tok.data(), r1.data(), {}, 1);
-    logratio::compute_logits(zv, yv, tok.data(), r3.data(), {}, 3);
+    logratio::compare_logits(zv, yv, tok.data(), r1.data(), {}, 1);
+    logratio::compare_logits(zv, yv, tok.data(), r3.data(), {}, 3);
     // rows are independent: every per-row output bit-identical at 1 and 3 threads
     auto bits = [](double x) {
         std::uint64_t u;

@@ -14,7 +14,7 @@ int warnings_v4_instantiate() {
     auto view = logratio::paired_view<float>::padded(t.data(), r.data(), m.data(), 8, 8);
     logratio::panel p = logratio::compute_panel(view);
     logratio::add_panel_quantiles(p, view);
-    auto split = logratio::split_mismatch(view, old.data());
+    auto split = logratio::compute_mismatch_split(view, old.data());
     logratio::correction_options o;
     auto c = logratio::correct(view, o, w.data(), km.data());
     auto bview = logratio::paired_view<logratio::bfloat16>::padded(
@@ -25,7 +25,7 @@ int warnings_v4_instantiate() {
     std::int64_t tokens[2] = {1, 2};
     logratio::logits_view<float> lv(logits.data(), 2, 16);
     logratio::logits_row rows[2];
-    logratio::compute_logits(lv, lv, tokens, rows);
+    logratio::compare_logits(lv, lv, tokens, rows);
     logratio::kll_sketch<double> s;
     s.update(1.0);
     return static_cast<int>(p.tokens + pb.tokens + c.tokens + split.tokens + s.n());

@@ -84,7 +84,7 @@ void run(const logits_matrix& a, const logits_matrix& b, const std::int64_t* tok
          const logratio::logits_options& o, unsigned threads) {
     const logratio::logits_view<T> va(static_cast<const T*>(a.data), a.rows, a.cols, a.stride);
     const logratio::logits_view<T> vb(static_cast<const T*>(b.data), b.rows, b.cols, b.stride);
-    logratio::dispatch::compute_logits(va, vb, tokens, out, o, threads);
+    logratio::dispatch::compare_logits(va, vb, tokens, out, o, threads);
 }
 
 py::dict logits(py::object train, py::object rollout, py::object tokens, double temperature, long threads) {

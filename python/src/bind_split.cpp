@@ -25,7 +25,7 @@ py::dict split_mismatch(py::object train, py::object rollout, py::object old, py
         py::gil_scoped_release nogil;
         s = visit(in, [&](const auto& v) {
             using T = typename std::decay_t<decltype(v)>::value_type;
-            return logratio::dispatch::split_mismatch(v, static_cast<const T*>(in.old_data), o, nt);
+            return logratio::dispatch::compute_mismatch_split(v, static_cast<const T*>(in.old_data), o, nt);
         });
     }
     py::dict d;

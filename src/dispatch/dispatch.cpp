@@ -141,14 +141,14 @@ void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy 
     kernels_for<T, M>().add_panel_quantiles(p, v, nonfinite);
 }
 template <class T, class M>
-mismatch_split split_mismatch(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o,
-                              unsigned threads) {
-    return kernels_for<T, M>().split_mismatch(v, old_logprobs, o, threads);
+mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o,
+                                      unsigned threads) {
+    return kernels_for<T, M>().compute_mismatch_split(v, old_logprobs, o, threads);
 }
 template <class T>
-void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
+void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
                     logits_row* out, const logits_options& o, unsigned threads) {
-    kernels_of<T>(table()).compute_logits(train, rollout, tokens, out, o, threads);
+    kernels_of<T>(table()).compare_logits(train, rollout, tokens, out, o, threads);
 }
 
 #define LOGRATIO_DISPATCH_VIEW_INST(T, M)                                                                      \
@@ -161,11 +161,11 @@ void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
     template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
                                            const quantile_options&);                                          \
     template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
-    template mismatch_split split_mismatch(const paired_view<T, M>&, const T*, const panel_options&, unsigned);
+    template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&, unsigned);
 #define LOGRATIO_DISPATCH_TYPE_INST(T)        \
     LOGRATIO_DISPATCH_VIEW_INST(T, std::uint8_t) \
     LOGRATIO_DISPATCH_VIEW_INST(T, float)        \
-    template void compute_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*, \
+    template void compare_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*, \
                                  const logits_options&, unsigned);
 LOGRATIO_DISPATCH_TYPE_INST(float)
 LOGRATIO_DISPATCH_TYPE_INST(double)

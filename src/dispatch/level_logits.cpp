@@ -10,19 +10,19 @@ void logits(const lr::logits_view<T>& train, const lr::logits_view<T>& rollout, 
             lr::logits_row* out, const lr::logits_options& o, unsigned threads) {
     if constexpr (scalar) {
         (void)threads;
-        lr::compute_logits_scalar(train, rollout, tokens, out, o);
+        lr::compare_logits_scalar(train, rollout, tokens, out, o);
     } else {
-        lr::compute_logits<arch>(train, rollout, tokens, out, o, threads);
+        lr::compare_logits<arch>(train, rollout, tokens, out, o, threads);
     }
 }
 
 }  // namespace
 
 void fill_logits(ld::kernel_table& t) {
-    t.f32.compute_logits = &logits<float>;
-    t.f64.compute_logits = &logits<double>;
-    t.f16.compute_logits = &logits<lr::float16>;
-    t.bf16.compute_logits = &logits<lr::bfloat16>;
+    t.f32.compare_logits = &logits<float>;
+    t.f64.compare_logits = &logits<double>;
+    t.f16.compare_logits = &logits<lr::float16>;
+    t.bf16.compare_logits = &logits<lr::bfloat16>;
 }
 
 }  // namespace LOGRATIO_DISPATCH_NS

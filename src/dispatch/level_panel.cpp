@@ -31,7 +31,7 @@ template <class T, class M>
 lr::mismatch_split split(const lr::paired_view<T, M>& v, const T* old_logprobs, const lr::panel_options& o,
                          unsigned threads) {
     if constexpr (scalar) {
-        // The three panels of split_mismatch(), one lane each.
+        // The three panels of compute_mismatch_split(), one lane each.
         const auto total = lr::accumulate_panel_scalar(v, o).finish();
         const auto numeric = lr::accumulate_panel_scalar(v.with_arrays(old_logprobs, v.rollout()), o).finish();
         const auto lag = lr::accumulate_panel_scalar(v.with_arrays(v.train(), old_logprobs), o).finish();
@@ -43,7 +43,7 @@ lr::mismatch_split split(const lr::paired_view<T, M>& v, const T* old_logprobs, 
         s.lag = lr::detail::part_of(lag);
         return s;
     } else {
-        return lr::split_mismatch<arch>(v, old_logprobs, o, threads);
+        return lr::compute_mismatch_split<arch>(v, old_logprobs, o, threads);
     }
 }
 
@@ -54,7 +54,7 @@ void fill_panel(ld::kernel_table& t) {
         using types = view_types<std::remove_reference_t<decltype(k)>>;
         k.accumulate_panel = &accumulate<typename types::value, typename types::mask>;
         k.accumulate_panel_range = &accumulate_range<typename types::value, typename types::mask>;
-        k.split_mismatch = &split<typename types::value, typename types::mask>;
+        k.compute_mismatch_split = &split<typename types::value, typename types::mask>;
     });
 }
 

@@ -133,7 +133,7 @@ inline dump_panel panel_of_dump(const std::string& path, const std::string& rel,
                 if (old->type != in.train->type || old->shape != in.train->shape)
                     throw logratio::shape_error("old_logprobs: dtype or shape differs from train_logprobs");
                 std::vector<std::unique_ptr<unsigned char[]>> keep;
-                d.split = kernels::split_mismatch(view, input_detail::typed<T>(*old, keep), opt);
+                d.split = kernels::compute_mismatch_split(view, input_detail::typed<T>(*old, keep), opt);
             }
         });
     } catch (const logratio::error& e) {

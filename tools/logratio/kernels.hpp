@@ -30,12 +30,12 @@ namespace kernels {
 #if LOGRATIO_CLI_DISPATCH
 using logratio::dispatch::accumulate_panel_range;
 using logratio::dispatch::add_panel_quantiles;
-using logratio::dispatch::compute_logits;
+using logratio::dispatch::compare_logits;
 using logratio::dispatch::compute_panel;
 using logratio::dispatch::correct;
 using logratio::dispatch::diagnose;
 using logratio::dispatch::quantiles;
-using logratio::dispatch::split_mismatch;
+using logratio::dispatch::compute_mismatch_split;
 /// The SIMD level the kernels run ("avx512", "avx2", "sse2", "scalar").
 inline const char* simd_level() { return logratio::dispatch::simd_level(); }
 /// The levels this CPU can run (LOGRATIO_SIMD's choices).
@@ -56,9 +56,9 @@ void add_panel_quantiles(logratio::panel& p, const logratio::paired_view<T, M>& 
     logratio::add_panel_quantiles(p, v, nf);
 }
 template <class T, class M>
-logratio::mismatch_split split_mismatch(const logratio::paired_view<T, M>& v, const T* old,
+logratio::mismatch_split compute_mismatch_split(const logratio::paired_view<T, M>& v, const T* old,
                                         const logratio::panel_options& o, unsigned threads = 1) {
-    return logratio::split_mismatch(v, old, o, threads);
+    return logratio::compute_mismatch_split(v, old, o, threads);
 }
 template <class T, class M>
 logratio::correction_result correct(const logratio::paired_view<T, M>& v, const logratio::correction_options& o,
@@ -71,10 +71,10 @@ std::vector<double> quantiles(const logratio::paired_view<T, M>& v, logratio::qu
     return logratio::quantiles(v, what, probs, o);
 }
 template <class T>
-void compute_logits(const logratio::logits_view<T>& train, const logratio::logits_view<T>& rollout,
+void compare_logits(const logratio::logits_view<T>& train, const logratio::logits_view<T>& rollout,
                     const std::int64_t* tokens, logratio::logits_row* out, const logratio::logits_options& o,
                     unsigned threads) {
-    logratio::compute_logits(train, rollout, tokens, out, o, threads);
+    logratio::compare_logits(train, rollout, tokens, out, o, threads);
 }
 template <class T, class M>
 logratio::doctor::diagnosis diagnose(const logratio::paired_view<T, M>& v,

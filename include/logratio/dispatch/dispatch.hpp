@@ -76,10 +76,10 @@ std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, cons
 template <class T, class M>
 void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise);
 template <class T, class M>
-mismatch_split split_mismatch(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
-                              unsigned threads = 1);
+mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
+                                      unsigned threads = 1);
 template <class T>
-void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
+void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
                     logits_row* out, const logits_options& o = {}, unsigned threads = 1);
 
 // The instantiations the library holds (others fail to link).
@@ -93,11 +93,12 @@ void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
     extern template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
                                                   const quantile_options&);                                         \
     extern template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
-    extern template mismatch_split split_mismatch(const paired_view<T, M>&, const T*, const panel_options&, unsigned);
+    extern template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&,      \
+                                                          unsigned);
 #define LOGRATIO_DISPATCH_TYPE_EXTERN(T)              \
     LOGRATIO_DISPATCH_VIEW_EXTERN(T, std::uint8_t)    \
     LOGRATIO_DISPATCH_VIEW_EXTERN(T, float)           \
-    extern template void compute_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, \
+    extern template void compare_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, \
                                         logits_row*, const logits_options&, unsigned);
 LOGRATIO_DISPATCH_TYPE_EXTERN(float)
 LOGRATIO_DISPATCH_TYPE_EXTERN(double)

@@ -45,14 +45,14 @@ struct view_kernels {
     std::vector<double> (*quantiles)(const paired_view<T, M>&, quantile_of, const std::vector<double>&,
                                      const quantile_options&) = nullptr;
     void (*add_panel_quantiles)(panel&, const paired_view<T, M>&, nonfinite_policy) = nullptr;
-    mismatch_split (*split_mismatch)(const paired_view<T, M>&, const T*, const panel_options&, unsigned) = nullptr;
+    mismatch_split (*compute_mismatch_split)(const paired_view<T, M>&, const T*, const panel_options&, unsigned) = nullptr;
 };
 
 template <class T>
 struct type_kernels {
     view_kernels<T, std::uint8_t> byte_mask;
     view_kernels<T, float> float_mask;
-    void (*compute_logits)(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*,
+    void (*compare_logits)(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*,
                            const logits_options&, unsigned) = nullptr;
 };
 

@@ -84,7 +84,7 @@ diagnosis diagnose(const paired_view<T, M>& v, const diagnose_options& o = {}) {
         panel_options po;
         po.nonfinite = nonfinite_policy::omit;
         try {
-            split = split_mismatch(v, static_cast<const T*>(o.old_logprobs), po, o.threads);
+            split = compute_mismatch_split(v, static_cast<const T*>(o.old_logprobs), po, o.threads);
             have_split = true;
         } catch (const error& e) {
             split_error = e.what();

@@ -259,7 +259,7 @@ void check_logits(const logits_view<T>& z, const logits_view<T>& y, const I* tok
 /// may be null: no selected-token values) picks the sampled token of each
 /// row. Results go to out[0..N). Rows are split over `threads`.
 template <class Arch = xsimd::default_arch, class T, class I>
-void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, const I* tokens, logits_row* out,
+void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const I* tokens, logits_row* out,
                     const logits_options& o = {}, unsigned threads = 1) {
     static_assert(std::is_integral<I>::value, "token ids must be integers");
     detail::check_logits(train, rollout, tokens, o);
@@ -273,10 +273,26 @@ void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
 
 /// Scalar reference path (one lane; std::exp).
 template <class T, class I>
-void compute_logits_scalar(const logits_view<T>& train, const logits_view<T>& rollout, const I* tokens,
+void compare_logits_scalar(const logits_view<T>& train, const logits_view<T>& rollout, const I* tokens,
                            logits_row* out, const logits_options& o = {}) {
     detail::check_logits(train, rollout, tokens, o);
     detail::logits_rows<double>(train, rollout, tokens, o, out, 0, train.rows);
+}
+
+/// The names of 0.1 (they compute divergences, not logits); kept for
+/// one release.
+template <class Arch = xsimd::default_arch, class T, class I>
+[[deprecated("renamed compare_logits")]] void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout,
+                                                             const I* tokens, logits_row* out,
+                                                             const logits_options& o = {}, unsigned threads = 1) {
+    compare_logits<Arch>(train, rollout, tokens, out, o, threads);
+}
+template <class T, class I>
+[[deprecated("renamed compare_logits_scalar")]] void compute_logits_scalar(const logits_view<T>& train,
+                                                                           const logits_view<T>& rollout,
+                                                                           const I* tokens, logits_row* out,
+                                                                           const logits_options& o = {}) {
+    compare_logits_scalar(train, rollout, tokens, out, o);
 }
 
 /// A single logit matrix: entropy and selected-token log-prob of every row
@@ -284,7 +300,7 @@ void compute_logits_scalar(const logits_view<T>& train, const logits_view<T>& ro
 template <class Arch = xsimd::default_arch, class T, class I>
 void compute_entropy(const logits_view<T>& logits, const I* tokens, logits_row* out, const logits_options& o = {},
                      unsigned threads = 1) {
-    compute_logits<Arch>(logits, logits, tokens, out, o, threads);
+    compare_logits<Arch>(logits, logits, tokens, out, o, threads);
 }
 
 /// One row: entropy and the selected token's log-prob of a single logit
@@ -294,7 +310,7 @@ logits_row logits_of_row(const T* logits, std::uint64_t vocab, std::int64_t toke
     logits_view<T> v(logits, 1, vocab);
     std::int64_t tok = token;
     logits_row r;
-    compute_logits<Arch>(v, v, token >= 0 ? &tok : static_cast<const std::int64_t*>(nullptr), &r,
+    compare_logits<Arch>(v, v, token >= 0 ? &tok : static_cast<const std::int64_t*>(nullptr), &r,
                          logits_options{temperature});
     return r;
 }

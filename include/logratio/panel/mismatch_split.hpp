@@ -33,8 +33,8 @@ inline mismatch_part part_of(const panel& p) { return {p.delta_mean, p.delta_abs
 /// v pairs (train = l_T(theta), rollout = l_E); `old_logprobs` has
 /// v.size() entries in v's layout. Three panel passes (one per part).
 template <class Arch = xsimd::default_arch, class T, class M>
-mismatch_split split_mismatch(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
-                              unsigned threads = 1) {
+mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
+                                      unsigned threads = 1) {
     const panel total = compute_panel<Arch>(v, o, threads);
     const panel numeric = compute_panel<Arch>(v.with_arrays(old_logprobs, v.rollout()), o, threads);
     const panel lag = compute_panel<Arch>(v.with_arrays(v.train(), old_logprobs), o, threads);
@@ -44,6 +44,15 @@ mismatch_split split_mismatch(const paired_view<T, M>& v, const T* old_logprobs,
     s.numeric = detail::part_of(numeric);
     s.lag = detail::part_of(lag);
     return s;
+}
+
+/// The name of 0.1; kept for one release.
+template <class Arch = xsimd::default_arch, class T, class M>
+[[deprecated("renamed compute_mismatch_split")]] mismatch_split split_mismatch(const paired_view<T, M>& v,
+                                                                               const T* old_logprobs,
+                                                                               const panel_options& o = {},
+                                                                               unsigned threads = 1) {
+    return compute_mismatch_split<Arch>(v, old_logprobs, o, threads);
 }
 
 LOGRATIO_NAMESPACE_END

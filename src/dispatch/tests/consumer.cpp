@@ -102,11 +102,11 @@ results run(const data& d) {
     out.keep.resize(v.size());
     out.r = ld::correct(v, o, out.w.data(), out.keep.data());
     out.q = ld::quantiles(v, logratio::quantile_of::abs_delta, {0.0, 0.1, 0.5, 0.99, 1.0});
-    out.split = ld::split_mismatch(v, d.old.data());
+    out.split = ld::compute_mismatch_split(v, d.old.data());
     const logratio::logits_view<float> a(d.logits_a.data(), 13, 700), b(d.logits_b.data(), 13, 700);
     out.logits.resize(13);
     const std::vector<std::int64_t> tokens{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    ld::compute_logits(a, b, tokens.data(), out.logits.data());
+    ld::compare_logits(a, b, tokens.data(), out.logits.data());
     return out;
 }
 

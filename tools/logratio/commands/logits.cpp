@@ -64,11 +64,11 @@ int run_logits(const logits_args& a) {
         logratio::logits_view<T> z(aligned_copy<T>(*tz, keep), N, V), y(aligned_copy<T>(*ty, keep), N, V);
         const logratio::logits_options o{a.temperature};
         if (tt->type == logratio_cli::dtype::i64) {
-            logratio_cli::kernels::compute_logits(z, y, aligned_copy<std::int64_t>(*tt, keep), rows.data(), o, a.threads);
+            logratio_cli::kernels::compare_logits(z, y, aligned_copy<std::int64_t>(*tt, keep), rows.data(), o, a.threads);
         } else {  // I32 ids widened once (the kernels take int64)
             const std::int32_t* t32 = aligned_copy<std::int32_t>(*tt, keep);
             const std::vector<std::int64_t> t64(t32, t32 + N);
-            logratio_cli::kernels::compute_logits(z, y, t64.data(), rows.data(), o, a.threads);
+            logratio_cli::kernels::compare_logits(z, y, t64.data(), rows.data(), o, a.threads);
         }
     };
     logratio::visit_value_type(logratio_cli::input_detail::value_type_of(*tz), run);

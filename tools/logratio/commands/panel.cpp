@@ -132,7 +132,7 @@ int run_panel(const panel_args& a) {
         if (old) {
             using T = typename std::decay_t<decltype(view)>::value_type;
             std::vector<std::unique_ptr<unsigned char[]>> keep;
-            split = logratio_cli::kernels::split_mismatch(view, logratio_cli::input_detail::typed<T>(*old, keep), opt,
+            split = logratio_cli::kernels::compute_mismatch_split(view, logratio_cli::input_detail::typed<T>(*old, keep), opt,
                                                           a.threads);
         }
     });
