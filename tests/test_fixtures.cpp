@@ -1,7 +1,9 @@
 // Every fixture of tests/data (copied from the shared fixtures: a real bf16
 // vs float32 numerical mismatch): all SPEC keys, quantiles included, within
 // SPEC's tolerance of the float64 reference in expected.json.
-#include "test_util.hpp"
+#include "test_data.hpp"
+
+#include <logratio/quantiles/quantiles.hpp>
 
 namespace {
 

@@ -1,7 +1,9 @@
 // KLL sketch: the observed rank error of every returned quantile stays
 // within the sketch's stated (proven, 99%) bound, for single streams and
 // for merges of 2..64 sketches in different orders; serialization.
-#include "test_util.hpp"
+#include "test_data.hpp"
+
+#include <logratio/quantiles/kll_sketch.hpp>
 
 namespace {
 

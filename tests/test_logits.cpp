@@ -4,7 +4,9 @@
 // reference of the shared fixtures); hand-made rows checked against closed
 // forms (uniform, one-hot, identical rows) and against a naive long-double
 // softmax reference written here (two passes, one entry at a time).
-#include "test_util.hpp"
+#include "test_data.hpp"
+
+#include <logratio/logits/logits.hpp>
 
 namespace {
 

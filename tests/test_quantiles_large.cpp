@@ -4,6 +4,8 @@
 // that defeats the sample (falls back, still exact).
 #include "test_util.hpp"
 
+#include <logratio/quantiles/quantiles.hpp>
+
 namespace {
 std::vector<double> reference(const logratio::paired_view<float, std::uint8_t>& v, logratio::quantile_of what,
                               const std::vector<double>& probs, const logratio::quantile_options& o) {

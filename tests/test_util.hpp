@@ -1,38 +1,24 @@
 #pragma once
-// Shared helpers of the test suite: fixture loading, SPEC's tolerance, and a
-// naive long-double reference panel (two-pass, one token at a time) that the
-// kernels are checked against.
+// Shared helpers of the test suite: SPEC's tolerance, the panel's entries,
+// a naive long-double reference panel (two-pass, one token at a time) that
+// the kernels are checked against, and synthetic data. Light on purpose
+// (no JSON, no file readers, not the umbrella header): the fixture loaders
+// are in test_data.hpp, and each test includes the components it tests.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <cstdint>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include <logratio/logratio.hpp>
-
-#include "mapped_file.hpp"
-#include "panel_input.hpp"
-#include "safetensors.hpp"
-
-#ifndef LOGRATIO_TEST_DATA
-#error "LOGRATIO_TEST_DATA must name the tests/data directory"
-#endif
+#include <logratio/core/dtype.hpp>
+#include <logratio/core/view.hpp>
+#include <logratio/panel/panel.hpp>
 
 namespace test {
-
-inline std::string data_path(const std::string& rel) { return std::string(LOGRATIO_TEST_DATA) + "/" + rel; }
-
-inline nlohmann::json load_json(const std::string& path) {
-    std::ifstream f(path);
-    REQUIRE_MESSAGE(f.good(), "cannot open " << path);
-    return nlohmann::json::parse(f);
-}
 
 /// SPEC: within 1e-6 relative, or 1e-12 absolute where the value is below 1e-6.
 inline bool spec_close(double got, double want, double rel = 1e-6, double abs_small = 1e-12) {
