@@ -29,19 +29,20 @@
 //   rollout_is_post_{mean,min,max}    of the final weight t / factor over the tokens the
 //                                     final mask keeps (logratio's addition)
 //   rollout_is_changed_fraction       #{t != w or token rejected} / N (logratio's addition)
-// Rejection option o with per-token statistic x (k1 = -dc, k2 = dc^2 / 2,
-// k3 = exp(dc) - 1 - dc) and thresholds [lo, up] in the statistic's space
-// (k1: [log lower, log upper]; k2/k3: [0, upper]); a sequence option's x is
-// its per-sequence value X_s (sum, mean or max of the token statistic),
-// given to each of its tokens:
+// Rejection option o with per-token statistic x (one of stats/registry.hpp:
+// k1 = -dc, k2 = dc^2 / 2, k3 = exp(dc) - 1 - dc) and thresholds [lo, up] in
+// the statistic's space (k1: [log lower, log upper]; k2/k3: [0, upper]); a
+// sequence option's x is its per-sequence value X_s (sum, mean or max of
+// the token statistic), given to each of its tokens:
 //   _mean                 sum x / N (token-weighted)
 //   _max / _min           token option: over tokens; sequence option: over X_s
 //   _fraction_high/_low   token: #{x > up} / N, #{x < lo} / N; sequence: over S
-//                         (_low is 0 for k2/k3)
+//                         (_low is 0 without a lower bound: k2/k3)
 //   _std                  sqrt(max(0, E[x'^2] - E[x']^2)), x' = clamp(x, lo, up)
 //   _seq_{mean,std,max,min}   of X_s (token options: the mean of x over s)
 //   _seq_max_deviation    max |X_s|
-//   _seq_fraction_high    #{X_s > up} / S; _seq_fraction_low (k1 only) #{X_s < lo} / S
+//   _seq_fraction_high    #{X_s > up} / S; _seq_fraction_low (with a lower bound: k1)
+//                         #{X_s < lo} / S
 //   _masked_fraction      #{tokens o rejects} / N; _seq_masked_fraction:
 //                         #{sequences where o rejects a token} / S
 //   rollout_rs_masked_fraction / _seq_masked_fraction: the same for all options
@@ -95,7 +96,7 @@ struct rs_metrics {
     double mean = nan, max = nan, min = nan, std = nan, fraction_high = nan, fraction_low = nan;
     double seq_mean = nan, seq_std = nan, seq_max = nan, seq_min = nan, seq_max_deviation = nan,
            seq_fraction_high = nan;
-    std::optional<double> seq_fraction_low;  ///< k1 options only (as verl)
+    std::optional<double> seq_fraction_low;  ///< statistics with a lower bound only (k1, as verl)
     double masked_fraction = nan, seq_masked_fraction = nan;
 };
 
@@ -542,11 +543,12 @@ public:
             o.is = io;
         }
         const std::uint32_t nrs = r.u32();
-        if (nrs > 11) r.fail(detail::concat(nrs, " rejection options (there are 11)"));
+        const std::size_t options = detail::rs_option_count();
+        if (nrs > options) r.fail(detail::concat(nrs, " rejection options (there are ", options, ")"));
         for (std::uint32_t k = 0; k < nrs; ++k) {
             rs_option ro;
             const std::uint8_t ag = r.u8(), st = r.u8();
-            if (ag > 3 || st > 2) r.fail("unknown rejection option");
+            if (ag > 3 || st >= rs_stat_count) r.fail("unknown rejection option");
             ro.aggregate = static_cast<rs_aggregate>(ag);
             ro.stat = static_cast<rs_stat>(st);
             ro.lower = r.f64();

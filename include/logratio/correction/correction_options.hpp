@@ -4,15 +4,18 @@
 // (parsed from verl's `rollout_rs` / `rollout_rs_threshold` strings), the
 // veto. Every option is validated here, before any token is read.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../core/error.hpp"
 #include "../core/limits.hpp"
 #include "flavour_options.hpp"
 #include "is_level.hpp"
+#include "stats/registry.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 
@@ -45,32 +48,57 @@ struct is_options {
 };
 
 /// The per-token divergence statistic of a rejection option, on
-/// dc = clamp(delta, +-20): k1 = -dc, k2 = dc^2 / 2, k3 = exp(dc) - 1 - dc.
+/// dc = clamp(delta, +-20): one of rs_stat_list (stats/registry.hpp; each
+/// statistic's header says what it is), by its id there. The enumerators
+/// name verl's three, k1 = -dc, k2 = dc^2 / 2, k3 = exp(dc) - 1 - dc; any
+/// id below rs_stat_count is a statistic.
 enum class rs_stat { k1, k2, k3 };
+static_assert(static_cast<std::size_t>(rs_stat::k1) == rs_stat_id<rs_stats::k1>() &&
+                  static_cast<std::size_t>(rs_stat::k2) == rs_stat_id<rs_stats::k2>() &&
+                  static_cast<std::size_t>(rs_stat::k3) == rs_stat_id<rs_stats::k3>(),
+              "rs_stat's names are the ids of their statistics");
 /// How the statistic is aggregated over a sequence before thresholding.
 enum class rs_aggregate { token, seq_sum, seq_mean, seq_max };
 
-/// One rejection option. k1 options keep lower <= value <= upper in log
-/// space, with `lower`/`upper` given as ratio bounds (so k1 = -dc keeps
-/// mu/pi in [lower, upper]); k2/k3 options keep value <= upper.
+namespace detail {
+/// f(std::integral_constant<std::size_t, J>{}, S{}) for statistic s (S of id J).
+template <class F>
+auto visit_stat(rs_stat s, F&& f) {
+    return visit_rs_stat(static_cast<std::size_t>(s), std::forward<F>(f));
+}
+inline const char* aggregate_name(rs_aggregate a) noexcept {
+    static const char* agg[] = {"token", "seq_sum", "seq_mean", "seq_max"};
+    return agg[static_cast<int>(a)];
+}
+}  // namespace detail
+
+/// One rejection option. A statistic with a lower bound (k1) keeps
+/// lower <= value <= upper in its own space, with `lower`/`upper` given as
+/// ratio bounds (so k1 = -dc keeps mu/pi in [lower, upper]); the others
+/// (k2, k3) keep value <= upper.
 struct rs_option {
     rs_aggregate aggregate = rs_aggregate::token;
     rs_stat stat = rs_stat::k1;
-    double lower = 0.0;  ///< ratio lower bound (k1 only)
+    double lower = 0.0;  ///< ratio lower bound (statistics with a lower bound only)
     double upper = 0.0;
 
     bool is_token_level() const noexcept { return aggregate == rs_aggregate::token; }
-    bool has_lower() const noexcept { return stat == rs_stat::k1; }
+    bool has_lower() const noexcept {
+        return detail::visit_stat(stat, [](auto, auto s) { return decltype(s)::has_lower; });
+    }
     /// Thresholds in the statistic's own space: [log lower, log upper] for
-    /// k1, [0, upper] otherwise (the lower one only clamps the std metric).
-    double stat_upper() const noexcept { return stat == rs_stat::k1 ? std::log(upper) : upper; }
-    double stat_lower() const noexcept { return stat == rs_stat::k1 ? std::log(lower) : 0.0; }
+    /// k1, [0, upper] for k2 and k3 (the lower one only clamps the std metric).
+    double stat_upper() const noexcept {
+        return detail::visit_stat(stat, [&](auto, auto s) { return decltype(s)::upper(lower, upper); });
+    }
+    double stat_lower() const noexcept {
+        return detail::visit_stat(stat, [&](auto, auto s) { return decltype(s)::lower(lower, upper); });
+    }
 
     /// verl's option name, e.g. "seq_mean_k1".
     std::string name() const {
-        static const char* agg[] = {"token", "seq_sum", "seq_mean", "seq_max"};
-        static const char* st[] = {"k1", "k2", "k3"};
-        return std::string(agg[static_cast<int>(aggregate)]) + "_" + st[static_cast<int>(stat)];
+        const char* st = detail::visit_stat(stat, [](auto, auto s) { return decltype(s)::name; });
+        return std::string(detail::aggregate_name(aggregate)) + "_" + (st ? st : "?");
     }
 };
 
@@ -107,10 +135,32 @@ inline double parse_positive(const std::string& s, const std::string& what) {
 }
 }  // namespace detail
 
+namespace detail {
+/// Every option name: each aggregate of each statistic (seq_max where the
+/// statistic allows it), in id order; f(name, aggregate, statistic).
+template <class F>
+void for_each_rs_option(F&& f) {
+    for (int a = 0; a < 4; ++a)
+        for_each_rs_stat([&](auto j, auto s) {
+            using S = decltype(s);
+            const rs_aggregate agg = static_cast<rs_aggregate>(a);
+            if (agg != rs_aggregate::seq_max || S::seq_max)
+                f(std::string(aggregate_name(agg)) + "_" + S::name, agg, static_cast<rs_stat>(decltype(j)::value));
+        });
+}
+/// The number of distinct rejection options (11 with k1, k2, k3).
+inline std::size_t rs_option_count() {
+    std::size_t n = 0;
+    for_each_rs_option([&](const std::string&, rs_aggregate, rs_stat) { ++n; });
+    return n;
+}
+}  // namespace detail
+
 /// Parses verl's rejection strings: `options` is a comma list of
 /// token_k{1,2,3}, seq_sum_k{1,2,3}, seq_mean_k{1,2,3}, seq_max_k{2,3}
-/// (duplicates dropped, first kept), `thresholds` a comma list with one
-/// entry shared by all options or one per option. A k1 entry is
+/// (every statistic of stats/registry.hpp; duplicates dropped, first
+/// kept), `thresholds` a comma list with one entry shared by all options or
+/// one per option. The entry of a statistic with a lower bound (k1) is
 /// "lower_upper" or "u" (meaning [1/u, u]); other entries are one upper bound.
 ///
 /// The older level names `token`, `sequence`, `geometric` are accepted as
@@ -135,25 +185,18 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
                           : o == "sequence" ? rs_aggregate::seq_sum
                                             : rs_aggregate::seq_mean;
         } else {
-            const auto us = o.rfind('_');
-            const std::string agg = us == std::string::npos ? "" : o.substr(0, us);
-            const std::string st = us == std::string::npos ? "" : o.substr(us + 1);
-            bool ok = true;
-            if (agg == "token") r.aggregate = rs_aggregate::token;
-            else if (agg == "seq_sum") r.aggregate = rs_aggregate::seq_sum;
-            else if (agg == "seq_mean") r.aggregate = rs_aggregate::seq_mean;
-            else if (agg == "seq_max") r.aggregate = rs_aggregate::seq_max;
-            else ok = false;
-            if (st == "k1") r.stat = rs_stat::k1;
-            else if (st == "k2") r.stat = rs_stat::k2;
-            else if (st == "k3") r.stat = rs_stat::k3;
-            else ok = false;
-            if (ok && r.aggregate == rs_aggregate::seq_max && r.stat == rs_stat::k1) ok = false;
+            bool ok = false;
+            std::string expected;
+            detail::for_each_rs_option([&](const std::string& name, rs_aggregate agg, rs_stat st) {
+                expected += name + ", ";
+                if (name != o) return;
+                ok = true;
+                r.aggregate = agg;
+                r.stat = st;
+            });
             if (!ok)
-                throw argument_error(detail::concat(
-                    "unknown rejection option '", o,
-                    "' (expected token_k1, token_k2, token_k3, seq_sum_k1, seq_sum_k2, seq_sum_k3, seq_mean_k1, "
-                    "seq_mean_k2, seq_mean_k3, seq_max_k2, seq_max_k3, or the aliases token, sequence, geometric)"));
+                throw argument_error(detail::concat("unknown rejection option '", o, "' (expected ", expected,
+                                                    "or the aliases token, sequence, geometric)"));
         }
         bool dup = false;
         for (const named& n : list) {
@@ -176,7 +219,7 @@ inline std::vector<rs_option> parse_rejection(const std::string& options, const 
         const std::string& spec = specs.size() == 1 ? specs[0] : specs[i];
         const std::string what = "rejection option '" + n.given + "'";
         rs_option r = n.opt;
-        if (r.stat == rs_stat::k1) {
+        if (r.has_lower()) {
             double lo, up;
             const auto us = spec.find('_');
             if (us != std::string::npos) {

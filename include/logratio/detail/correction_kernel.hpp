@@ -8,7 +8,7 @@
 //   phase 1  the per-sequence sums that decide for the whole sequence --
 //            token count, sum delta, sum l_T, sum l_E, min delta (veto),
 //            and, if a sequence rejection option needs them, the sums / max
-//            of k1, k2, k3 -- plus validation (NaN/Inf, positive log-probs);
+//            of its statistic -- plus validation (NaN/Inf, positive log-probs);
 //   phase 2  per token: dc, rho = 1 + expm1(dc), the IS weight and its
 //            truncation, every token rejection statistic and its test, the
 //            final keep bit; the token sums of the metrics; and the writes
@@ -23,6 +23,10 @@
 // the full step. The scalar reference path always runs the full step.
 // No other pass reads the tokens (batch normalisation rescales the written
 // weights afterwards: correction.hpp).
+// The rejection statistics are the types of correction/stats/registry.hpp:
+// every per-statistic step below is written once and unrolled over that
+// list (for_each_rs_stat), with the statistic's id J indexing the lane
+// arrays.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -44,17 +48,17 @@ namespace detail {
 template <class V>
 struct correction_consts {
     using ops = simd_ops<V>;
-    V zero = ops::splat(0.0), one = ops::splat(1.0), half = ops::splat(0.5);
+    V zero = ops::splat(0.0), one = ops::splat(1.0);
     V lo20 = ops::splat(-clamp_log_ratio), hi20 = ops::splat(clamp_log_ratio);
     V pinf = ops::splat(std::numeric_limits<double>::infinity());
     V ninf = ops::splat(-std::numeric_limits<double>::infinity());
     V C, clo, clip, log_veto, in_lo, in_hi;
-    V tlo[3], tup[3];
+    V tlo[rs_stat_count], tup[rs_stat_count];
     explicit correction_consts(const correction_plan& p)
         : C(ops::splat(p.C)), clo(ops::splat(p.c_lo)),
           clip(ops::splat(p.clip)), log_veto(ops::splat(p.log_veto)), in_lo(ops::splat(p.inside.lo)),
           in_hi(ops::splat(p.inside.hi)) {
-        for (int j = 0; j < 3; ++j) {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) {
             tlo[j] = ops::splat(p.tlo[j]);
             tup[j] = ops::splat(p.tup[j]);
         }
@@ -72,17 +76,20 @@ struct token_totals {
     V n_hi = ops::splat(0.0), n_lo = ops::splat(0.0), n_kept = ops::splat(0.0), n_changed = ops::splat(0.0);
     V n_rs_rej = ops::splat(0.0), n_veto = ops::splat(0.0);
     /// token rejection options by statistic: clipped sums, minima, counts
-    V xc[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
-    V xc2[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
-    V min[3] = {ops::splat(inf), ops::splat(inf), ops::splat(inf)};
-    V hi[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
-    V lo[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
+    V xc[rs_stat_count], xc2[rs_stat_count], min[rs_stat_count], hi[rs_stat_count], lo[rs_stat_count];
     double k3_fix = 0.0;  ///< exact k3_kl correction for |delta| > 20 lanes
+    token_totals() noexcept {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) {
+            xc[j] = xc2[j] = hi[j] = lo[j] = ops::splat(0.0);
+            min[j] = ops::splat(inf);
+        }
+    }
 };
 
 /// Per-sequence lane sums: count, delta, l_T, l_E, the largest log-prob
-/// (validation), dc, and, when a sequence option needs them, k2/k3 sums and
-/// maxima.
+/// (validation), dc, and, when a sequence option needs them, a statistic's
+/// sums and maxima (by id; the maxima start at 0, the statistics of
+/// seq_max being >= 0).
 template <class V>
 struct row_sums {
     using ops = simd_ops<V>;
@@ -90,8 +97,11 @@ struct row_sums {
     V d = ops::splat(0.0), t = ops::splat(0.0), r = ops::splat(0.0);
     V top = ops::splat(-std::numeric_limits<double>::infinity());
     V dmin = ops::splat(std::numeric_limits<double>::infinity());
-    V dc = ops::splat(0.0), k2 = ops::splat(0.0), k3 = ops::splat(0.0), k2max = ops::splat(0.0),
-      k3max = ops::splat(0.0);
+    V dc = ops::splat(0.0);
+    V x[rs_stat_count], xmax[rs_stat_count];
+    row_sums() noexcept {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) x[j] = xmax[j] = ops::splat(0.0);
+    }
 };
 
 /// One sequence in the kernel: its token range, its sums, what phase 1
@@ -110,13 +120,13 @@ struct sequence_pass {
     mask_t row_keep, row_rs;
     // phase 2's lane sums over the sequence
     V q_e = ops::splat(0.0), q_t = ops::splat(0.0), q_veto = ops::splat(0.0);
-    V q_x[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
-    V q_hi[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
-    V q_lo[3] = {ops::splat(0.0), ops::splat(0.0), ops::splat(0.0)};
+    V q_x[rs_stat_count], q_hi[rs_stat_count], q_lo[rs_stat_count];  ///< token options by statistic
     V q_kept = ops::splat(0.0), q_changed = ops::splat(0.0), q_post = ops::splat(0.0);
     V q_pmin = ops::splat(inf), q_pmax = ops::splat(-inf);
     inside_sums<V> f;  ///< the short cut's sums over this sequence
-    sequence_pass(std::uint64_t seq, std::uint64_t first, std::uint64_t end) : s(seq), b(first), e(end), pos(first) {}
+    sequence_pass(std::uint64_t seq, std::uint64_t first, std::uint64_t end) : s(seq), b(first), e(end), pos(first) {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) q_x[j] = q_hi[j] = q_lo[j] = ops::splat(0.0);
+    }
 };
 
 /// The correction over sequences [s0, s1) of a view, writing the outputs
@@ -205,16 +215,27 @@ private:
             const V dc = ops::min(ops::max(d, k_.lo20), k_.hi20);
             add_row(rs, t, r, d, dc, on, true);
             rs.dmin = ops::min(rs.dmin, ops::select(on, d, k_.pinf));
-            if (p_.need_k) {
-                const V k2 = k_.half * dc * dc;
-                const V k3 = ops::expm1(dc) - dc;
-                rs.k2 = rs.k2 + k2;
-                rs.k3 = rs.k3 + k3;
-                rs.k2max = ops::max(rs.k2max, k2);
-                rs.k3max = ops::max(rs.k3max, k3);
-            }
+            if (p_.need_k) sequence_stat_sums(rs, dc);
         };
         for_each_batch<V>(v_, q.b, q.e, buf_, step);
+    }
+
+    /// Phase 1's sums and maxima of the statistics of the sequence options.
+    LOGRATIO_ALWAYS_INLINE void sequence_stat_sums(row_sums<V>& rs, const V& dc) {
+        const V em = p_.seq_expm1 ? ops::expm1(dc) : k_.zero;
+        for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
+            if (!p_.seq_lanes[j]) return;
+            const V x = decltype(s)::value(dc, em);
+            rs.x[j] = rs.x[j] + x;
+            rs.xmax[j] = ops::max(rs.xmax[j], x);
+        });
+    }
+
+    /// The sum over a sequence of statistic S: its own lanes, or -sum dc.
+    template <class S>
+    static double stat_sum(const V& dc, const V& own) noexcept {
+        if constexpr (S::sums == rs_stats::lanes::minus_dc) return -ops::sum(dc);
+        else return ops::sum(own);
     }
 
     /// The sequence rejection options: each one's statistic X of the
@@ -225,14 +246,13 @@ private:
         for (std::size_t k = 0; k < o_.rejection.size(); ++k) {
             const rs_option& r = o_.rejection[k];
             if (r.is_token_level()) continue;
-            const bool max_of = r.aggregate == rs_aggregate::seq_max;
-            double X;
-            if (r.stat == rs_stat::k1) X = -ops::sum(rs.dc);
-            else if (r.stat == rs_stat::k2) X = max_of ? ops::hmax(rs.k2max) : ops::sum(rs.k2);
-            else X = max_of ? ops::hmax(rs.k3max) : ops::sum(rs.k3);
+            const std::size_t j = static_cast<std::size_t>(r.stat);
+            double X = r.aggregate == rs_aggregate::seq_max
+                           ? ops::hmax(rs.xmax[j])
+                           : visit_stat(r.stat, [&](auto, auto s) { return stat_sum<decltype(s)>(rs.dc, rs.x[j]); });
             if (r.aggregate == rs_aggregate::seq_mean) X /= n;
             const double lo = r.stat_lower(), up = r.stat_upper();
-            const bool keep = r.stat == rs_stat::k1 ? (X >= lo && X <= up) : X <= up;
+            const bool keep = r.has_lower() ? (X >= lo && X <= up) : X <= up;
             rs_accumulator& a = acc_.rs[k];
             a.sum_x += n * X;
             a.xc.add(std::min(std::max(X, lo), up), n);
@@ -284,7 +304,7 @@ private:
                 const std::uint64_t full_end = q.b + (q.e - q.b) / L * L;
                 std::uint64_t i = q.b;
                 while (i < full_end) {
-                    i = p_.inside.k2 ? inside_run<V, W, true>(v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f)
+                    i = p_.inside.own ? inside_run<V, W, true>(v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f)
                                      : inside_run<V, W, false>(v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f);
                     if (i == full_end) break;
                     q.pos = i;
@@ -331,11 +351,8 @@ private:
         if (!ops::none(ops::abs(d) > k_.hi20)) beyond_clamp(q, d, on);
         if (o_.veto) tally(q.q_veto, p_.veto_on_zero ? mask_t(on & (d < k_.log_veto)) : mask_t(d < k_.log_veto));
         mask_t keep_rs = on;
-        if (p_.any_tok_rs) {
-            token_option(std::integral_constant<int, 0>{}, q, dc, k3, on, keep_rs);
-            token_option(std::integral_constant<int, 1>{}, q, dc, k3, on, keep_rs);
-            token_option(std::integral_constant<int, 2>{}, q, dc, k3, on, keep_rs);
-        }
+        if (p_.any_tok_rs)
+            for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE { token_option(j, s, q, dc, em, on, keep_rs); });
         const mask_t keep_all_rs = keep_rs & q.row_rs;
         tally(a_.n_rs_rej, on & !keep_all_rs);
         const mask_t keep = keep_all_rs & q.row_keep;
@@ -358,38 +375,37 @@ private:
             }
     }
 
-    /// One token rejection option (statistic J: k1, k2 or k3), unrolled at
-    /// compile time: its sums and counts, and the tokens it rejects.
-    template <int J>
-    LOGRATIO_ALWAYS_INLINE void token_option(std::integral_constant<int, J>, seq_t& q, const V& dc, const V& k3,
-                                             mask_t on, mask_t& keep_rs) {
-        constexpr int j = J;
-        if (p_.tok_opt[j] < 0) return;
-        if constexpr (j == 0) {  // k1 = -dc in [lo, up]; its sum and extremes come from dc
-            const V x = k_.zero - dc;
-            mask_t hi = x > k_.tup[j], lo = x < k_.tlo[j];
-            V xc = ops::min(ops::max(x, k_.tlo[j]), k_.tup[j]);
-            if (!p_.k1_zero_inside) {
+    /// The token rejection option of statistic S (id J), unrolled at compile
+    /// time: its sums and counts, and the tokens it rejects. x is tested
+    /// against [lo, up] in its own space (against up only without a lower
+    /// bound: then x >= 0, 0 on masked-out lanes); a masked-out lane's x = 0
+    /// that fails a bound is masked.
+    template <std::size_t J, class S>
+    LOGRATIO_ALWAYS_INLINE void token_option(rs_index<J>, S, seq_t& q, const V& dc, const V& em, mask_t on,
+                                             mask_t& keep_rs) {
+        if (p_.tok_opt[J] < 0) return;
+        const V x = S::value(dc, em);
+        mask_t hi = x > k_.tup[J];
+        V xc = ops::min(ops::max(x, k_.tlo[J]), k_.tup[J]);
+        if constexpr (S::has_lower) {
+            mask_t lo = x < k_.tlo[J];
+            if (!p_.zero_inside[J]) {
                 hi = hi & on;
                 lo = lo & on;
                 xc = ops::select(on, xc, k_.zero);
             }
-            tally(q.q_hi[j], hi);
-            tally(q.q_lo[j], lo);
-            a_.xc[j] = a_.xc[j] + xc;
-            a_.xc2[j] = ops::mul_add(xc, xc, a_.xc2[j]);
+            tally(q.q_lo[J], lo);
             keep_rs = keep_rs & !(hi | lo);
-        } else {  // k2, k3 >= 0 (0 on masked-out lanes) against an upper bound
-            const V x = j == 1 ? V(k_.half * dc * dc) : k3;
-            const mask_t hi = x > k_.tup[j];
-            const V xc = ops::min(ops::max(x, k_.zero), k_.tup[j]);
-            tally(q.q_hi[j], hi);
-            q.q_x[j] = q.q_x[j] + x;
-            a_.min[j] = ops::min(a_.min[j], ops::select(on, x, k_.pinf));
-            a_.xc[j] = a_.xc[j] + xc;
-            a_.xc2[j] = ops::mul_add(xc, xc, a_.xc2[j]);
+        } else {
             keep_rs = keep_rs & !hi;
         }
+        tally(q.q_hi[J], hi);
+        if constexpr (S::sums != rs_stats::lanes::minus_dc) {  // -dc: the sums and extremes of dc
+            q.q_x[J] = q.q_x[J] + x;
+            a_.min[J] = ops::min(a_.min[J], ops::select(on, x, k_.pinf));
+        }
+        a_.xc[J] = a_.xc[J] + xc;
+        a_.xc2[J] = ops::mul_add(xc, xc, a_.xc2[J]);
     }
 
     /// The IS weight of a batch (token level: w = rho; sequence levels: the
@@ -439,16 +455,19 @@ private:
         a_.chi2 = a_.chi2 + (p_.has_is ? V(ops::mul_add(f.c, V(2.0), f.c2)) : f.chi2);
         a_.dcmin = ops::min(a_.dcmin, f.dmin);
         a_.dcmax = ops::max(a_.dcmax, f.dmax);
-        a_.xc[0] = a_.xc[0] - f.d;
-        a_.xc2[0] = a_.xc2[0] + f.k1sq;
-        q.q_x[1] = q.q_x[1] + f.k2;
-        a_.xc[1] = a_.xc[1] + f.k2;
-        a_.min[1] = ops::min(a_.min[1], f.k2min);
-        a_.xc2[1] = a_.xc2[1] + f.k2sq;
-        q.q_x[2] = q.q_x[2] + f.k3;
-        a_.xc[2] = a_.xc[2] + f.k3;
-        a_.min[2] = ops::min(a_.min[2], f.k3min);
-        a_.xc2[2] = a_.xc2[2] + f.k3sq;
+        for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
+            using S = decltype(s);
+            if (!p_.inside.stat[j]) return;
+            if constexpr (S::sums == rs_stats::lanes::minus_dc) {
+                a_.xc[j] = a_.xc[j] - f.d;
+            } else {
+                const V& sum = S::sums == rs_stats::lanes::k3_kl ? f.k3 : f.x[j];
+                q.q_x[j] = q.q_x[j] + sum;
+                a_.xc[j] = a_.xc[j] + sum;
+                a_.min[j] = ops::min(a_.min[j], f.min[j]);
+            }
+            a_.xc2[j] = a_.xc2[j] + f.sq[j];
+        });
         if (!p_.has_is) return;
         const V n_lane = ops::splat(static_cast<double>(f.n) / static_cast<double>(L));  // exact: L = 2^j
         const V tw = f.c + n_lane;  // sum of t = w over the masked-in lanes
@@ -528,14 +547,15 @@ private:
     LOGRATIO_ALWAYS_INLINE void finish_sequence_token_rs(const seq_t& q) {
         const double n = static_cast<double>(q.rs.n);
         bool rejected = !q.rs_keep;
-        for (int j = 0; j < 3; ++j) {
-            if (p_.tok_opt[j] < 0) continue;
+        for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
+            using S = decltype(s);
+            if (p_.tok_opt[j] < 0) return;
             rs_accumulator& a = acc_.rs[static_cast<std::size_t>(p_.tok_opt[j])];
-            const double X = (j == 0 ? -ops::sum(q.rs.dc) : ops::sum(q.q_x[j])) / n;
+            const double X = stat_sum<S>(q.rs.dc, q.q_x[j]) / n;
             a.sum_x += X * n;
             a.seq.add(X);
             a.seq_hi += X > p_.tup[j];
-            a.seq_lo += j == 0 && X < p_.tlo[j];
+            a.seq_lo += S::has_lower && X < p_.tlo[j];
             a.seq_abs_max = std::max(a.seq_abs_max, std::fabs(X));
             if (tally_total(q.q_hi[j]) + tally_total(q.q_lo[j]) > 0) {
                 a.rejected_seqs += 1;
@@ -543,7 +563,7 @@ private:
             }
             a_.hi[j] = a_.hi[j] + q.q_hi[j];
             a_.lo[j] = a_.lo[j] + q.q_lo[j];
-        }
+        });
         acc_.rs_rejected_seqs += rejected;
         acc_.veto_seqs += q.vetoed;
     }
@@ -556,8 +576,9 @@ private:
         acc_.veto_tokens = tally_total(a_.n_veto);
         const double dcmin = ops::hmin(a_.dcmin), dcmax = ops::hmax(a_.dcmax);
         if (p_.has_is) reduce_is(dcmin, dcmax);
-        for (int j = 0; j < 3; ++j)
-            if (p_.tok_opt[j] >= 0) reduce_token_rs(j, dcmin, dcmax);
+        for_each_rs_stat([&](auto j, auto s) {
+            if (p_.tok_opt[j] >= 0) reduce_token_rs(j, s, dcmin, dcmax);
+        });
     }
 
     LOGRATIO_ALWAYS_INLINE void reduce_is(double dcmin, double dcmax) {
@@ -581,25 +602,27 @@ private:
         a.post_max = ops::hmax(a_.pmax);
     }
 
-    LOGRATIO_ALWAYS_INLINE void reduce_token_rs(int j, double dcmin, double dcmax) {
-        rs_accumulator& a = acc_.rs[static_cast<std::size_t>(p_.tok_opt[j])];
-        a.sum_xc = ops::sum(a_.xc[j]);
-        a.sum_xc2 = ops::sum(a_.xc2[j]);
-        if (j == 0) {  // k1 = -dc
-            a.tok_min = acc_.tokens ? -dcmax : detail::inf64;
-            a.tok_max = acc_.tokens ? -dcmin : -detail::inf64;
-        } else {
-            // k2, k3 are convex in dc with their minimum at 0: the maximum is at
-            // an extreme of dc (the same lane arithmetic as the tokens')
-            a.tok_min = ops::hmin(a_.min[j]);
-            auto stat = [&](double x) {
+    /// The token option of statistic S (id J): its extremes come from those
+    /// of dc (S::extremes; x at one dc in the same lane arithmetic as the
+    /// tokens').
+    template <std::size_t J, class S>
+    LOGRATIO_ALWAYS_INLINE void reduce_token_rs(rs_index<J>, S, double dcmin, double dcmax) {
+        rs_accumulator& a = acc_.rs[static_cast<std::size_t>(p_.tok_opt[J])];
+        a.sum_xc = ops::sum(a_.xc[J]);
+        a.sum_xc2 = ops::sum(a_.xc2[J]);
+        a.tok_min = detail::inf64;
+        a.tok_max = -detail::inf64;
+        if (acc_.tokens) {
+            auto at = [&](double x) {
                 const V dc = ops::splat(x);
-                return ops::hmax(j == 1 ? V(k_.half * dc * dc) : V(ops::expm1(dc) - dc));
+                return ops::hmax(S::value(dc, V(ops::expm1(dc))));
             };
-            a.tok_max = acc_.tokens ? std::max(stat(dcmin), stat(dcmax)) : -detail::inf64;
+            const std::pair<double, double> m = S::extremes(dcmin, dcmax, ops::hmin(a_.min[J]), at);
+            a.tok_min = m.first;
+            a.tok_max = m.second;
         }
-        a.tok_hi = tally_total(a_.hi[j]);
-        a.tok_lo = tally_total(a_.lo[j]);
+        a.tok_hi = tally_total(a_.hi[J]);
+        a.tok_lo = tally_total(a_.lo[J]);
         a.rejected_tokens = a.tok_hi + a.tok_lo;
     }
 };

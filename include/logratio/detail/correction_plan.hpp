@@ -2,11 +2,14 @@
 // What the correction kernel computes for a set of options, decided once
 // per call from correction_options (plain numbers, no lanes): which phases
 // run, the token rejection options by statistic and their bounds, the IS
-// truncation, the veto, and the interval of delta of the short cut.
+// truncation, the veto, and the interval of delta of the short cut. Per
+// rejection statistic (correction/stats/registry.hpp) an array indexed by
+// its id.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <utility>
 
 #include "../correction/correction_options.hpp"
 #include "panel_kernel.hpp"
@@ -34,27 +37,10 @@ inline delta_interval inside_interval(const correction_options& o) {
     }
     for (const rs_option& x : o.rejection) {
         if (!x.is_token_level()) return {0.0, -1.0};
-        const double up = x.stat_upper();
-        if (x.stat == rs_stat::k1) {  // -delta in [log lower, log upper]
-            keep_above(-up);
-            keep_below(-x.stat_lower());
-        } else if (x.stat == rs_stat::k2) {  // delta^2 / 2 <= up
-            const double b = std::sqrt(2.0 * std::max(up, 0.0));
-            keep_above(-b);
-            keep_below(b);
-        } else {  // expm1(delta) - delta <= up: the two roots by bisection
-            auto root = [&](double sign) {
-                double a = 0.0, b = sign * clamp_log_ratio;
-                if (std::expm1(b) - b <= up) return b;
-                for (int i = 0; i < 200; ++i) {
-                    const double m = 0.5 * (a + b);
-                    (std::expm1(m) - m <= up ? a : b) = m;
-                }
-                return a;
-            };
-            keep_above(root(-1.0));
-            keep_below(root(1.0));
-        }
+        const std::pair<double, double> in = visit_stat(
+            x.stat, [&](auto, auto s) { return decltype(s)::inside(x.stat_lower(), x.stat_upper()); });
+        keep_above(in.first);
+        keep_below(in.second);
     }
     if (o.veto) keep_above(std::log(*o.veto));  // a token below log tau is vetoed
     r.lo += 1e-9 * (1.0 + std::fabs(r.lo));
@@ -66,7 +52,9 @@ inline delta_interval inside_interval(const correction_options& o) {
 /// batches lie.
 struct inside_plan {
     double lo = 0.0, hi = -1.0;  ///< the interval of delta (empty: no short cut)
-    bool k1 = false, k2 = false, k3 = false, is = false;
+    bool stat[rs_stat_count] = {};  ///< a token option of each statistic
+    bool own = false;               ///< ... of one with its own lanes (rs_stats::lanes::own)
+    bool is = false;
 };
 
 /// The options as the kernel reads them.
@@ -81,11 +69,15 @@ struct correction_plan {
     /// Masked-out lanes carry delta = dc = 0, rho = 1, k = 0: a threshold
     /// test those values fail needs no masking (w = 1 inside [c_lo, C]).
     bool w_one_inside = true;
-    int tok_opt[3] = {-1, -1, -1};  ///< token rejection options by statistic (at most one each)
-    double tlo[3] = {0, 0, 0}, tup[3] = {0, 0, 0};  ///< their bounds
+    int tok_opt[rs_stat_count];  ///< token rejection options by statistic (at most one each; -1: none)
+    double tlo[rs_stat_count] = {}, tup[rs_stat_count] = {};  ///< their bounds
+    /// the statistic's value at dc = 0 (a masked-out lane's, 0) passes its token option
+    bool zero_inside[rs_stat_count];
     bool any_tok_rs = false, any_seq_rs = false;
-    bool need_k = false;              ///< a sequence option needs k2/k3 sums
-    bool k1_zero_inside = true;       ///< k1 = 0 passes the token k1 option
+    /// phase 1: a sequence option needs the statistic's own sums and maxima
+    /// (not those of dc), and any of them reads expm1
+    bool seq_lanes[rs_stat_count] = {};
+    bool need_k = false, seq_expm1 = false;
     double log_veto = -std::numeric_limits<double>::infinity();
     bool veto_on_zero = false;        ///< delta = 0 already below the veto
     /// Phase 1 runs only when a decision for the whole sequence must precede
@@ -95,7 +87,37 @@ struct correction_plan {
     bool need_phase1 = false;
     inside_plan inside;  ///< the short cut (an empty interval: none)
     bool short_cut() const noexcept { return inside.lo <= inside.hi; }
+    correction_plan() noexcept {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) {
+            tok_opt[j] = -1;
+            zero_inside[j] = true;
+        }
+    }
 };
+
+/// The rejection options of o in plan p: the token options by statistic and
+/// their bounds, what phase 1 sums for the sequence options.
+inline void plan_rejection(correction_plan& p, const correction_options& o) {
+    for (std::size_t k = 0; k < o.rejection.size(); ++k) {
+        const rs_option& r = o.rejection[k];
+        const std::size_t j = static_cast<std::size_t>(r.stat);
+        if (r.is_token_level()) {
+            p.tok_opt[j] = static_cast<int>(k);
+            p.tlo[j] = r.stat_lower();
+            p.tup[j] = r.stat_upper();
+            p.any_tok_rs = true;
+        } else {
+            p.any_seq_rs = true;
+            visit_stat(r.stat, [&](auto, auto s) {
+                using S = decltype(s);
+                if (S::sums == rs_stats::lanes::minus_dc) return;  // from the sum of dc
+                p.seq_lanes[j] = p.need_k = true;
+                p.seq_expm1 = p.seq_expm1 || S::needs_expm1;
+            });
+        }
+    }
+    for (std::size_t j = 0; j < rs_stat_count; ++j) p.zero_inside[j] = p.tlo[j] <= 0.0 && 0.0 <= p.tup[j];
+}
 
 /// The plan of options o; `simd`: the lanes are wider than one (the scalar
 /// reference path takes no short cut).
@@ -112,26 +134,19 @@ inline correction_plan make_correction_plan(const correction_options& o, bool si
     p.log_C = std::log(p.C);
     p.log_clo = std::log(p.c_lo);
     p.w_one_inside = p.c_lo <= 1.0 && 1.0 <= p.C;
-    for (std::size_t k = 0; k < o.rejection.size(); ++k) {
-        const rs_option& r = o.rejection[k];
-        if (r.is_token_level()) {
-            const int j = static_cast<int>(r.stat);
-            p.tok_opt[j] = static_cast<int>(k);
-            p.tlo[j] = r.stat_lower();
-            p.tup[j] = r.stat_upper();
-            p.any_tok_rs = true;
-        } else {
-            p.any_seq_rs = true;
-            p.need_k = p.need_k || r.stat != rs_stat::k1;
-        }
-    }
-    p.k1_zero_inside = p.tlo[0] <= 0.0 && 0.0 <= p.tup[0];
+    plan_rejection(p, o);
     if (o.veto) p.log_veto = std::log(*o.veto);
     p.veto_on_zero = p.log_veto > 0.0;
     p.need_phase1 = (p.has_is && !p.tok_is) || p.any_seq_rs;
     if (simd && !p.need_phase1) {
         const delta_interval in = inside_interval(o);
-        p.inside = {in.lo, in.hi, p.tok_opt[0] >= 0, p.tok_opt[1] >= 0, p.tok_opt[2] >= 0, p.has_is};
+        p.inside.lo = in.lo;
+        p.inside.hi = in.hi;
+        p.inside.is = p.has_is;
+        for_each_rs_stat([&](auto j, auto s) {
+            p.inside.stat[j] = p.tok_opt[j] >= 0;
+            p.inside.own = p.inside.own || (p.inside.stat[j] && decltype(s)::sums == rs_stats::lanes::own);
+        });
     }
     return p;
 }

@@ -33,7 +33,9 @@ LOGRATIO_ALWAYS_INLINE inline bool all_inside(const V& d, const V& lo, const V& 
 /// accumulators after the sequence, where the sums it leaves out are
 /// derived: with IS, sum em = sum (w - 1) = c, sum t = c + n, chi2 terms
 /// (w - 1)^2 + 2 (w - 1), the kept count n, and the extremes of t those of
-/// w = 1 + expm1(delta), monotone in delta).
+/// w = 1 + expm1(delta), monotone in delta). Per rejection statistic (by
+/// id): the sum of x (own lanes only: rs_stats::lanes), its minimum (not for
+/// x = -dc) and the sum of x^2.
 template <class V>
 struct inside_sums {
     using ops = simd_ops<V>;
@@ -41,16 +43,41 @@ struct inside_sums {
     std::uint64_t n = 0;
     V top = ops::splat(-inf), t = ops::splat(0.0), r = ops::splat(0.0), d = ops::splat(0.0), k3 = ops::splat(0.0);
     V chi2 = ops::splat(0.0), dmin = ops::splat(inf), dmax = ops::splat(-inf);
-    V k1sq = ops::splat(0.0), k2 = ops::splat(0.0), k2min = ops::splat(inf), k2sq = ops::splat(0.0);
-    V k3min = ops::splat(inf), k3sq = ops::splat(0.0);
+    V x[rs_stat_count], min[rs_stat_count], sq[rs_stat_count];
     V c = ops::splat(0.0), c2 = ops::splat(0.0);
+    inside_sums() noexcept {
+        for (std::size_t j = 0; j < rs_stat_count; ++j) {
+            x[j] = sq[j] = ops::splat(0.0);
+            min[j] = ops::splat(inf);
+        }
+    }
 };
+
+/// One token rejection statistic S (id J) in the short cut's step: dc =
+/// delta inside the interval, so x is never clamped; Own = false compiles
+/// out the statistics with their own lanes (their sums need registers).
+template <bool Own, class V, std::size_t J, class S>
+LOGRATIO_ALWAYS_INLINE inline void inside_stat(inside_sums<V>& s, rs_index<J>, S, const V& d, const V& em,
+                                               const typename simd_ops<V>::mask& on, const inside_plan& p) noexcept {
+    using ops = simd_ops<V>;
+    constexpr rs_stats::lanes from = S::sums;
+    if constexpr (from == rs_stats::lanes::own && !Own) return;
+    if (!p.stat[J]) return;
+    const V x = S::value(d, em);
+    if constexpr (from == rs_stats::lanes::own) s.x[J] = s.x[J] + x;
+    if constexpr (from == rs_stats::lanes::minus_dc) {
+        s.sq[J] = ops::mul_add(d, d, s.sq[J]);  // x^2 = delta^2
+    } else {
+        s.min[J] = ops::min_where(s.min[J], on, x);
+        s.sq[J] = ops::mul_add(x, x, s.sq[J]);
+    }
+}
 
 /// The short cut's step for one batch whose deltas all lie inside the
 /// interval (so dc = delta, no threshold acts and keep = on): the terms the
 /// full step adds (or what they are derived from), the weights (t = w = rho
 /// on masked-in lanes, 0 elsewhere) and the mask (= on).
-template <class V, class W, bool K2 = true>
+template <class V, class W, bool Own = true>
 LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, const V& r, const V& d,
                                                 const typename simd_ops<V>::mask& on, const inside_plan& p,
                                                 W* wdst, std::uint8_t* mdst, std::size_t lanes) noexcept {
@@ -66,17 +93,7 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     s.k3 = s.k3 + k3;
     s.dmin = ops::min_where(s.dmin, on, d);
     s.dmax = ops::max_where(s.dmax, on, d);
-    if (p.k1) s.k1sq = ops::mul_add(d, d, s.k1sq);  // x' = x = -delta
-    if (K2 && p.k2) {  // K2 = false: compiled out (its sums need registers)
-        const V x = V(0.5) * d * d;
-        s.k2 = s.k2 + x;
-        s.k2min = ops::min_where(s.k2min, on, x);
-        s.k2sq = ops::mul_add(x, x, s.k2sq);
-    }
-    if (p.k3) {
-        s.k3min = ops::min_where(s.k3min, on, k3);
-        s.k3sq = ops::mul_add(k3, k3, s.k3sq);
-    }
+    for_each_rs_stat([&](auto j, auto st) LOGRATIO_ALWAYS_INLINE { inside_stat<Own>(s, j, st, d, em, on, p); });
     if (p.is) {  // token level: t = w
         const V w = em + one;
         const V wc = w - one;
@@ -94,7 +111,7 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
 /// from memory (AVX2/AVX-512), as long as they lie inside: returns where it
 /// stopped (end, or the first batch with a delta outside). Its own function
 /// so that its sums stay in registers.
-template <class V, class W, bool K2, class T, class M>
+template <class V, class W, bool Own, class T, class M>
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -118,7 +135,7 @@ std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint6
     };
     auto step = [&](std::uint64_t k, const V& t, const V& r, const V& d, const typename ops::mask& on)
                     LOGRATIO_ALWAYS_INLINE {
-        inside_batch<V, W, K2>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
+        inside_batch<V, W, Own>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
     };
     for (; i < end; i += L) {
         prefetch_ahead(tp, rp, mp, i);
