@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <logratio/dispatch/kernels.hpp>
 #include <logratio/doctor/diagnose.hpp>
 #include <logratio/logratio.hpp>
 
@@ -33,9 +34,9 @@ dr::diagnosis diagnose_dump(planted::bug b, unsigned threads = 1) {
     const auto& d = dump_of(b);
     dr::diagnose_options o;
     o.threads = threads;
-    return dr::diagnose(logratio::padded(d.train, d.rollout, d.mask, static_cast<std::uint64_t>(d.B),
-                                         static_cast<std::uint64_t>(d.T)),
-                        o);
+    return logratio::kernels::diagnose(
+        logratio::padded(d.train, d.rollout, d.mask, static_cast<std::uint64_t>(d.B), static_cast<std::uint64_t>(d.T)),
+        o);
 }
 
 /// check -> severity of every finding that is not ok.
@@ -159,14 +160,15 @@ TEST_CASE("doctor: threads, packed layout and a bf16 copy give the same findings
     std::vector<std::int64_t> cu{0};
     for (int b = 0; b < dm.B; ++b) {
         for (int k = 0; k < dm.T; ++k) {
-            const std::size_t i = static_cast<std::size_t>(b) * static_cast<std::size_t>(dm.T) + static_cast<std::size_t>(k);
+            const std::size_t i =
+                static_cast<std::size_t>(b) * static_cast<std::size_t>(dm.T) + static_cast<std::size_t>(k);
             if (!dm.mask[i]) break;
             t.push_back(dm.train[i]);
             r.push_back(dm.rollout[i]);
         }
         cu.push_back(static_cast<std::int64_t>(t.size()));
     }
-    const auto pk = dr::diagnose(logratio::packed(t, r, cu));
+    const auto pk = logratio::kernels::diagnose(logratio::packed(t, r, cu));
     CHECK(raised(pk) == raised(one));
     CHECK(pk.tokens == one.tokens);
     CHECK(pk.bd.joint == one.bd.joint);
@@ -176,8 +178,8 @@ TEST_CASE("doctor: NaN and positive log-probs are skipped and counted, never thr
     auto dm = dump_of(planted::bug::clean);
     dm.train[5] = NAN;
     dm.rollout[7] = 0.5f;
-    const auto d = dr::diagnose(logratio::padded(dm.train, dm.rollout, dm.mask, static_cast<std::uint64_t>(dm.B),
-                                                 static_cast<std::uint64_t>(dm.T)));
+    const auto d = logratio::kernels::diagnose(logratio::padded(
+        dm.train, dm.rollout, dm.mask, static_cast<std::uint64_t>(dm.B), static_cast<std::uint64_t>(dm.T)));
     CHECK(d.skipped_tokens == 2);
     CHECK(raised(d).empty());
 }
@@ -188,11 +190,11 @@ TEST_CASE("doctor: policy_lag reports the numeric-vs-lag split") {
                               static_cast<std::uint64_t>(dm.T));
     dr::diagnose_options o;
     o.old_logprobs = dm.train.data();  // no lag: l_T(old) = l_T(new)
-    auto d = dr::diagnose(v, o);
+    auto d = logratio::kernels::diagnose(v, o);
     CHECK(d.find("policy_lag")->level == dr::severity::ok);
     CHECK(d.find("policy_lag")->get("lag_delta_abs_mean") == 0.0);
     o.old_logprobs = dm.rollout.data();  // all of delta is "lag"
-    d = dr::diagnose(v, o);
+    d = logratio::kernels::diagnose(v, o);
     CHECK(d.find("policy_lag")->level == dr::severity::warn);
     CHECK(d.find("policy_lag")->get("numeric_delta_abs_mean") == 0.0);
 }
@@ -267,91 +269,4 @@ TEST_CASE("doctor breakdowns: merge of parts equals the whole; serialize round-t
     bad = bytes;
     bad.push_back(0);
     CHECK_THROWS_AS(dr::breakdowns::deserialize(bad), logratio::format_error);
-}
-
-TEST_CASE("doctor scan: the SIMD alignment sums equal the scalar reference (counts exactly, sums to 1e-12)") {
-    // Sequence lengths around the batch width and the 2 edge slots at each
-    // end; masked-out, unusable (0.0 with an unlikely other side, -9999)
-    // and large-|δ| tokens, so every branch of both paths is taken.
-    std::mt19937_64 g(7);
-    std::normal_distribution<float> nd(0.0f, 0.3f);
-    std::exponential_distribution<float> lp(1.0f);
-    const dr::detail::scan_scratch proto;
-    for (std::uint64_t n : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 13u, 16u, 17u, 31u, 64u, 1027u}) {
-        std::vector<float> t(n), r(n);
-        std::vector<std::uint8_t> m(n);
-        for (std::uint64_t k = 0; k < n; ++k) {
-            r[k] = -lp(g);
-            t[k] = std::min(r[k] + nd(g), 0.0f);
-            m[k] = g() % 5 != 0;
-            if (g() % 17 == 0) r[k] = -9999.0f;
-        }
-        m[0] = 1;
-        const auto v = logratio::padded(t, r, m, 1, n);
-        dr::detail::scan_scratch w = proto;
-        dr::scan_state ref, simd;
-        std::uint64_t first = 0;
-        REQUIRE(dr::detail::load_sequence(v, 0, n, ref, w, first));
-        const std::size_t big_ref = dr::detail::scan_pairs_scalar(w, ref);
-        const std::size_t big_simd = dr::detail::scan_pairs(w, simd);
-        CAPTURE(n);
-        CHECK(big_simd == big_ref);
-        for (std::size_t s = 0; s < ref.shift_n.size(); ++s) {
-            CHECK(simd.shift_n[s] == ref.shift_n[s]);
-            CHECK(simd.shift_abs[s] == doctest::Approx(ref.shift_abs[s]).epsilon(1e-12));
-        }
-    }
-}
-
-TEST_CASE("doctor scan: the SIMD breakdown sums equal the scalar reference (counts and bins exactly, sums to 1e-12)") {
-    // |δ| on both sides of the polynomial's 1/16 limit, masked-out and
-    // filled slots, bucket lengths 1, 2, 4, ... and a partial last bucket.
-    std::mt19937_64 g(11);
-    std::normal_distribution<float> nd(0.0f, 0.08f);
-    std::exponential_distribution<float> lp(0.5f);
-    const dr::detail::prob_lut& lut = dr::detail::the_prob_lut();
-    for (std::uint64_t n : {1u, 3u, 9u, 40u, 700u, 1024u}) {
-        std::vector<float> t(n), r(n);
-        std::vector<std::uint8_t> m(n);
-        for (std::uint64_t k = 0; k < n; ++k) {
-            r[k] = -std::min(lp(g), 40.0f);
-            t[k] = std::min(r[k] + nd(g) * (g() % 9 == 0 ? 20.0f : 1.0f), 0.0f);
-            m[k] = g() % 5 != 0;
-            if (g() % 29 == 0) t[k] = -9999.0f;
-        }
-        m[0] = 1;
-        const auto v = logratio::padded(t, r, m, 1, n);
-        dr::detail::scan_scratch a, b;
-        dr::scan_state ra, sb;
-        std::uint64_t first = 0;
-        REQUIRE(dr::detail::load_sequence(v, 0, n, ra, a, first));
-        b = a;
-        for (int pb = 0; static_cast<std::size_t>(dr::breakdowns::position_lo(pb)) < n; ++pb) {
-            const std::size_t k1 = std::min<std::size_t>(n, dr::breakdowns::position_hi(pb) + 1);
-            dr::detail::scan_bucket_scalar(a, lut, ra, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)), k1);
-            dr::detail::scan_bucket(b, lut, sb, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)), k1);
-        }
-        CAPTURE(n);
-        CHECK(sb.negative == ra.negative);
-        CHECK(sb.positive == ra.positive);
-        CHECK(sb.above_tail == ra.above_tail);
-        CHECK(b.joint == a.joint);
-        auto same = [](const dr::delta_stats& x, const dr::delta_stats& y) {
-            CHECK(x.count == y.count);
-            CHECK(x.max_abs == y.max_abs);
-            CHECK(x.sum_delta == doctest::Approx(y.sum_delta).epsilon(1e-12));
-            CHECK(x.sum_abs == doctest::Approx(y.sum_abs).epsilon(1e-12));
-            CHECK(x.sum_k3 == doctest::Approx(y.sum_k3).epsilon(1e-12));
-        };
-        for (int pb = 0; pb < dr::breakdowns::position_buckets; ++pb) {
-            same(sb.bd.by_position[pb], ra.bd.by_position[pb]);
-            CHECK(sb.slope[pb].n == ra.slope[pb].n);
-            CHECK(sb.slope[pb].sxy == doctest::Approx(ra.slope[pb].sxy).epsilon(1e-12));
-            CHECK(sb.slope[pb].sxx == doctest::Approx(ra.slope[pb].sxx).epsilon(1e-12));
-            CHECK(sb.slope[pb].sx == doctest::Approx(ra.slope[pb].sx).epsilon(1e-12));
-            CHECK(sb.slope[pb].sy == doctest::Approx(ra.slope[pb].sy).epsilon(1e-12));
-        }
-        for (std::size_t c = 0; c < 2; ++c)
-            for (int q = 0; q < dr::breakdowns::prob_buckets; ++q) same(b.prob[c][q], a.prob[c][q]);
-    }
 }

@@ -3,6 +3,7 @@
 // SPEC's tolerance of the float64 reference in expected.json.
 #include "test_data.hpp"
 
+#include <logratio/dispatch/kernels.hpp>
 #include <logratio/quantiles/quantiles.hpp>
 
 namespace {
@@ -19,8 +20,8 @@ fixture_run run_fixture(const std::string& path) {
                                    st.find("cu_seqlens")};
     fixture_run r;
     logratio_cli::with_panel_view(in, [&](const auto& v) {
-        r.simd = logratio::compute_panel(v);
-        logratio::add_panel_quantiles(r.simd, v);
+        r.simd = logratio::kernels::compute_panel(v);
+        logratio::kernels::add_panel_quantiles(r.simd, v);
         r.scalar = logratio::accumulate_panel_scalar(v).finish();
         r.naive = test::reference_panel(v);
     });

@@ -4,6 +4,7 @@
 #include "test_data.hpp"
 
 #include <logratio/quantiles/kll_sketch.hpp>
+#include <logratio/quantiles/quantiles.hpp>
 
 namespace {
 

@@ -6,6 +6,7 @@
 // softmax reference written here (two passes, one entry at a time).
 #include "test_data.hpp"
 
+#include <logratio/dispatch/kernels.hpp>
 #include <logratio/logits/logits.hpp>
 
 namespace {
@@ -79,9 +80,9 @@ TEST_CASE("logits: fixtures match expected.json per row (SIMD and scalar)") {
         std::memcpy(tok.data(), tt->data, tt->nbytes);
         logits_view<float> a(z.data(), N, V), b(y.data(), N, V);
         std::vector<logits_row> simd(N), scalar(N), threaded(N);
-        logratio::compare_logits(a, b, tok.data(), simd.data());
+        logratio::kernels::compare_logits(a, b, tok.data(), simd.data());
         logratio::compare_logits_scalar(a, b, tok.data(), scalar.data());
-        logratio::compare_logits(a, b, tok.data(), threaded.data(), {}, 2);
+        logratio::kernels::compare_logits(a, b, tok.data(), threaded.data(), {}, 2);
         const auto j = test::load_json(test::data_path(size + "/expected.json")).at("logits");
         auto col = [&](const char* k) { return j.at(k).get<std::vector<double>>(); };
         const auto hz = col("train_entropy"), hy = col("rollout_entropy"), kzy = col("kl_train_rollout"),
@@ -143,7 +144,7 @@ TEST_CASE("logits: hand-made rows") {
     logits_view<float> a(z.data(), 1, n), b(y.data(), 1, n);
     std::int64_t tok = 5;
     logits_row x;
-    logratio::compare_logits(a, b, &tok, &x);
+    logratio::kernels::compare_logits(a, b, &tok, &x);
     CHECK(std::fabs(x.kl_train_rollout) <= 1e-12);
     CHECK(std::fabs(x.kl_rollout_train) <= 1e-12);
     CHECK(x.tv <= 1e-12);
@@ -157,7 +158,7 @@ TEST_CASE("logits: hand-made rows") {
     }
     for (double temp : {1.0, 0.7}) {
         CAPTURE(temp);
-        logratio::compare_logits(a, b, &tok, &x, logratio::logits_options{temp});
+        logratio::kernels::compare_logits(a, b, &tok, &x, logratio::logits_options{temp});
         const naive w = naive_row(z.data(), y.data(), n, 5, temp);
         // KL ~ 6e-10: SPEC's 1e-9 absolute floor would pass KL = 0 here, so
         // these rows are held to 1e-13 absolute (the library is within ~4e-15)
@@ -170,7 +171,7 @@ TEST_CASE("logits: hand-made rows") {
     }
     // -inf only in the rollout row: KL(pi||mu) = +inf, the other direction finite
     y[10] = -INFINITY;
-    logratio::compare_logits(a, b, &tok, &x);
+    logratio::kernels::compare_logits(a, b, &tok, &x);
     CHECK(x.kl_train_rollout == std::numeric_limits<double>::infinity());
     CHECK(std::isfinite(x.kl_rollout_train));
     CHECK(std::isfinite(x.tv));
@@ -194,16 +195,16 @@ TEST_CASE("logits: dtype agreement (bf16 / f16 vs the same values in float32)") 
         zf2[i] = logratio::to_float(zh[i]);
         yf2[i] = logratio::to_float(yh[i]);
     }
-    std::vector<std::int32_t> tok{0, 17, 5000};
+    std::vector<std::int64_t> tok{0, 17, 5000};
     std::vector<logits_row> rb(N), rf(N), rh(N), rf2(N);
-    logratio::compare_logits(logits_view<logratio::bfloat16>(zb.data(), N, V),
-                             logits_view<logratio::bfloat16>(yb.data(), N, V), tok.data(), rb.data());
-    logratio::compare_logits(logits_view<float>(zf.data(), N, V), logits_view<float>(yf.data(), N, V), tok.data(),
-                             rf.data());
-    logratio::compare_logits(logits_view<logratio::float16>(zh.data(), N, V),
-                             logits_view<logratio::float16>(yh.data(), N, V), tok.data(), rh.data());
-    logratio::compare_logits(logits_view<float>(zf2.data(), N, V), logits_view<float>(yf2.data(), N, V), tok.data(),
-                             rf2.data());
+    logratio::kernels::compare_logits(logits_view<logratio::bfloat16>(zb.data(), N, V),
+                                      logits_view<logratio::bfloat16>(yb.data(), N, V), tok.data(), rb.data());
+    logratio::kernels::compare_logits(logits_view<float>(zf.data(), N, V), logits_view<float>(yf.data(), N, V),
+                                      tok.data(), rf.data());
+    logratio::kernels::compare_logits(logits_view<logratio::float16>(zh.data(), N, V),
+                                      logits_view<logratio::float16>(yh.data(), N, V), tok.data(), rh.data());
+    logratio::kernels::compare_logits(logits_view<float>(zf2.data(), N, V), logits_view<float>(yf2.data(), N, V),
+                                      tok.data(), rf2.data());
     for (std::size_t i = 0; i < N; ++i) {
         for (auto [x, w] : {std::pair{rb[i], rf[i]}, std::pair{rh[i], rf2[i]}}) {
             CHECK(x.train_entropy == w.train_entropy);
@@ -220,8 +221,8 @@ TEST_CASE("logits: dtype agreement (bf16 / f16 vs the same values in float32)") 
             wide2[i * (V + 11) + j] = yf[i * V + j];
         }
     std::vector<logits_row> rs(N);
-    logratio::compare_logits(logits_view<float>(wide.data(), N, V, V + 11), logits_view<float>(wide2.data(), N, V, V + 11),
-                             tok.data(), rs.data());
+    logratio::kernels::compare_logits(logits_view<float>(wide.data(), N, V, V + 11),
+                                      logits_view<float>(wide2.data(), N, V, V + 11), tok.data(), rs.data());
     for (std::size_t i = 0; i < N; ++i) CHECK(rs[i].kl_train_rollout == rf[i].kl_train_rollout);
 }
 
@@ -236,7 +237,8 @@ TEST_CASE("logits: top-k divergences bound the full ones") {
     }
     logits_row full;
     std::int64_t t0 = 0;
-    logratio::compare_logits(logits_view<double>(z.data(), 1, V), logits_view<double>(y.data(), 1, V), &t0, &full);
+    logratio::kernels::compare_logits(logits_view<double>(z.data(), 1, V), logits_view<double>(y.data(), 1, V), &t0,
+                                      &full);
     auto logsoftmax = [](std::vector<double> x) {
         const double m = *std::max_element(x.begin(), x.end());
         double s = 0;
@@ -273,16 +275,16 @@ TEST_CASE("logits: bad input gets clear errors") {
     std::vector<std::int64_t> tok{0, 1, 2};
     std::vector<logits_row> out(3);
     logits_view<float> a(z.data(), 3, 4), b(y.data(), 3, 4), c(y2.data(), 3, 5);
-    CHECK_THROWS_WITH_AS(logratio::compare_logits(a, c, tok.data(), out.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, c, tok.data(), out.data()),
                          doctest::Contains("shape mismatch: train_logits is [3, 4], rollout_logits is [3, 5]"),
                          logratio::shape_error);
     tok[1] = 4;
-    CHECK_THROWS_WITH_AS(logratio::compare_logits(a, b, tok.data(), out.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, b, tok.data(), out.data()),
                          doctest::Contains("tokens: id 4 at row 1 is outside the vocabulary [0, 4)"),
                          logratio::value_error);
     tok[1] = 1;
     z[2 * 4 + 3] = std::nanf("");
-    CHECK_THROWS_WITH_AS(logratio::compare_logits(a, b, tok.data(), out.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, b, tok.data(), out.data()),
                          doctest::Contains("train_logits: NaN logit at row 2, column 3"), logratio::value_error);
     z[2 * 4 + 3] = 0;
     y[1 * 4 + 0] = INFINITY;
@@ -290,10 +292,10 @@ TEST_CASE("logits: bad input gets clear errors") {
                          doctest::Contains("rollout_logits: +inf logit at row 1, column 0"), logratio::value_error);
     y[1 * 4 + 0] = 0;
     for (int k = 0; k < 4; ++k) z[k] = -INFINITY;
-    CHECK_THROWS_WITH_AS(logratio::compare_logits(a, b, tok.data(), out.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, b, tok.data(), out.data()),
                          doctest::Contains("train_logits: row 0 has no finite logit"), logratio::value_error);
     z[0] = 0;
-    CHECK_THROWS_WITH_AS(logratio::compare_logits(a, b, tok.data(), out.data(), logratio::logits_options{0.0}),
+    CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, b, tok.data(), out.data(), logratio::logits_options{0.0}),
                          doctest::Contains("temperature 0 must be"), logratio::argument_error);
     CHECK_THROWS_AS(logits_view<float>(z.data(), 3, 4, 2), logratio::shape_error);
 }
@@ -317,12 +319,12 @@ TEST_CASE("logits: NaN and +inf are found wherever they sit, also next to -inf e
                 const std::string want = std::string(train ? "train_logits: " : "rollout_logits: ") +
                                          (std::isnan(bad) ? "NaN" : "+inf") + " logit at row 1, column " +
                                          std::to_string(j);
-                CHECK_THROWS_WITH_AS(logratio::compare_logits(a, b, none, out.data()), doctest::Contains(want.c_str()),
-                                     logratio::value_error);
+                CHECK_THROWS_WITH_AS(logratio::kernels::compare_logits(a, b, none, out.data()),
+                                     doctest::Contains(want.c_str()), logratio::value_error);
                 m[V + j] = keep;
             }
         }
-    logratio::compare_logits(a, b, none, out.data());
+    logratio::kernels::compare_logits(a, b, none, out.data());
     logratio::compare_logits_scalar(a, b, none, ref.data());
     CHECK(out[0].train_entropy == doctest::Approx(ref[0].train_entropy).epsilon(1e-13));
 }
@@ -337,8 +339,8 @@ TEST_CASE("logits: argmax is the first column of the maximum, across lanes and t
         y[V - 1] = 1.0f;
         const logits_row r = [&] {
             logits_row x;
-            logratio::compare_logits(logits_view<float>(z.data(), 1, V), logits_view<float>(y.data(), 1, V),
-                                     static_cast<const std::int32_t*>(nullptr), &x);
+            logratio::kernels::compare_logits(logits_view<float>(z.data(), 1, V), logits_view<float>(y.data(), 1, V),
+                                              static_cast<const std::int64_t*>(nullptr), &x);
             return x;
         }();
         CHECK(r.train_argmax == first);

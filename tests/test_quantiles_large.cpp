@@ -4,6 +4,7 @@
 // that defeats the sample (falls back, still exact).
 #include "test_util.hpp"
 
+#include <logratio/dispatch/kernels.hpp>
 #include <logratio/quantiles/quantiles.hpp>
 
 namespace {
@@ -36,7 +37,7 @@ TEST_CASE("quantiles of a large view equal radix select exactly") {
             CAPTURE(static_cast<int>(what));
             logratio::quantile_options o;
             o.method = logratio::parse_quantile_method(method);
-            CHECK(logratio::quantiles(v, what, probs, o) == reference(v, what, probs, o));
+            CHECK(logratio::kernels::quantiles(v, what, probs, o) == reference(v, what, probs, o));
         }
     }
     // omitted NaNs
@@ -45,16 +46,18 @@ TEST_CASE("quantiles of a large view equal radix select exactly") {
     auto v2 = logratio::padded(t2, r, m, n / 1024, 1024);
     logratio::quantile_options omit;
     omit.nonfinite = logratio::nonfinite_policy::omit;
-    CHECK(logratio::quantiles(v2, Q::delta, probs, omit) == reference(v2, Q::delta, probs, omit));
-    CHECK_THROWS_AS(logratio::quantiles(v2, Q::delta, probs), logratio::value_error);
+    CHECK(logratio::kernels::quantiles(v2, Q::delta, probs, omit) == reference(v2, Q::delta, probs, omit));
+    CHECK_THROWS_AS(logratio::kernels::quantiles(v2, Q::delta, probs), logratio::value_error);
     // periodic data the systematic sample sees badly: still exact (fallback or not)
     std::vector<float> t3(n), r3(n, -1.0f);
-    for (std::size_t i = 0; i < n; ++i) t3[i] = (i % (n >> 16) == (n >> 17)) ? -0.5f : -1.0f - 1e-3f * static_cast<float>(i % 7);
+
+    for (std::size_t i = 0; i < n; ++i)
+        t3[i] = (i % (n >> 16) == (n >> 17)) ? -0.5f : -1.0f - 1e-3f * static_cast<float>(i % 7);
     auto v3 = logratio::padded(t3, r3, m, n / 1024, 1024);
-    CHECK(logratio::quantiles(v3, Q::delta, probs) == reference(v3, Q::delta, probs, {}));
+    CHECK(logratio::kernels::quantiles(v3, Q::delta, probs) == reference(v3, Q::delta, probs, {}));
     // the panel's quantiles take the same path
     logratio::panel p;
-    logratio::add_panel_quantiles(p, v);
+    logratio::kernels::add_panel_quantiles(p, v);
     REQUIRE(p.delta_quantiles.size() == 7);
     CHECK(p.delta_quantiles[3].second == reference(v, Q::delta, {0.5}, {})[0]);
 }
@@ -83,7 +86,7 @@ TEST_CASE("quantiles of a large view with heavy ties (bf16-like delta) equal rad
             CAPTURE(static_cast<int>(what));
             logratio::quantile_options o;
             o.method = logratio::parse_quantile_method(method);
-            CHECK(logratio::quantiles(v, what, probs, o) == reference(v, what, probs, o));
+            CHECK(logratio::kernels::quantiles(v, what, probs, o) == reference(v, what, probs, o));
         }
     }
     // ranks at the edges of the long runs of equal values (and next to them)
@@ -107,10 +110,10 @@ TEST_CASE("quantiles of a large view with heavy ties (bf16-like delta) equal rad
         logratio::quantile_options o;
         o.method = logratio::parse_quantile_method(method);
         CAPTURE(method);
-        CHECK(logratio::quantiles(v, Q::delta, edges, o) == reference(v, Q::delta, edges, o));
+        CHECK(logratio::kernels::quantiles(v, Q::delta, edges, o) == reference(v, Q::delta, edges, o));
         for (std::size_t k = 0; k < edges.size(); k += 6) {
             const std::vector<double> two{edges[k], edges[k + 1]};
-            CHECK(logratio::quantiles(v, Q::delta, two, o) == reference(v, Q::delta, two, o));
+            CHECK(logratio::kernels::quantiles(v, Q::delta, two, o) == reference(v, Q::delta, two, o));
         }
     }
 }

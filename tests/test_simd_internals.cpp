@@ -1,0 +1,155 @@
+// The SIMD building blocks against their scalar references, at the level
+// this file is compiled for: the panel's expm1 and exp polynomials and the
+// doctor's alignment and breakdown scans. The kernels end to end run at
+// every level through logratio::dispatch (the per-level ctest runs of
+// test_core and test_doctor); these internals are not behind dispatch, so
+// this small file is built once per x86-64 level (baseline, AVX2, AVX-512).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <logratio/detail/simd.hpp>
+#include <logratio/doctor/diagnose.hpp>
+
+namespace dr = logratio::doctor;
+
+TEST_CASE("the kernel's expm1 matches std::expm1 over the clamp range") {
+    using V = xsimd::batch<double, xsimd::default_arch>;
+    using ops = logratio::detail::simd_ops<V>;
+    std::vector<double> xs;
+    for (double x = -20.0; x <= 20.0; x += 0.001953125 * 3.1) xs.push_back(x);
+    for (double x = 1e-300; x < 1.0; x *= 1.7) {
+        xs.push_back(x);
+        xs.push_back(-x);
+    }
+    for (double x : {0.0, -0.0, 20.0, -20.0, 0.34657359027997264, -0.34657359027997264, 1e-3, -1e-3}) xs.push_back(x);
+    while (xs.size() % V::size) xs.push_back(0.5);
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); i += V::size) {
+        alignas(64) double out[V::size];
+        ops::expm1_clamped(V::load_unaligned(xs.data() + i)).store_aligned(out);
+        for (std::size_t k = 0; k < V::size; ++k) {
+            const double want = std::expm1(xs[i + k]);
+            const double err = want == 0 ? std::fabs(out[k]) : std::fabs(out[k] - want) / std::fabs(want);
+            worst = std::max(worst, err);
+        }
+    }
+    INFO("worst relative error " << worst << " on " << xs.size() << " points");
+    CHECK(worst < 1e-14);
+}
+
+TEST_CASE("the kernel's exp of non-positive arguments matches std::exp") {
+    using V = xsimd::batch<double, xsimd::default_arch>;
+    using ops = logratio::detail::simd_ops<V>;
+    std::vector<double> xs;
+    for (double x = 0.0; x >= -707.9; x -= 0.001953125 * 7.3) xs.push_back(x);
+    for (double x = 1e-300; x < 1.0; x *= 1.7) xs.push_back(-x);
+    for (double x : {0.0, -0.0, -0.34657359027997264, -0.6931471805599453, -708.0, -700.0}) xs.push_back(x);
+    while (xs.size() % V::size) xs.push_back(-0.5);
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); i += V::size) {
+        alignas(64) double out[V::size];
+        ops::exp_nonpos(V::load_unaligned(xs.data() + i)).store_aligned(out);
+        for (std::size_t k = 0; k < V::size; ++k)
+            worst = std::max(worst, std::fabs(out[k] - std::exp(xs[i + k])) / std::exp(xs[i + k]));
+    }
+    INFO("worst relative error " << worst << " on " << xs.size() << " points");
+    CHECK(worst < 1e-15);
+    // below -708 (subnormal exp) and -inf: exactly 0
+    alignas(64) double in[V::size], out[V::size];
+    for (std::size_t k = 0; k < V::size; ++k) in[k] = k % 2 ? -INFINITY : -708.5 - 100.0 * k;
+    ops::exp_nonpos(V::load_aligned(in)).store_aligned(out);
+    for (std::size_t k = 0; k < V::size; ++k) CHECK(out[k] == 0.0);
+}
+
+TEST_CASE("doctor scan: the SIMD alignment sums equal the scalar reference (counts exactly, sums to 1e-12)") {
+    // Sequence lengths around the batch width and the 2 edge slots at each
+    // end; masked-out, unusable (0.0 with an unlikely other side, -9999)
+    // and large-|δ| tokens, so every branch of both paths is taken.
+    std::mt19937_64 g(7);
+    std::normal_distribution<float> nd(0.0f, 0.3f);
+    std::exponential_distribution<float> lp(1.0f);
+    const dr::detail::scan_scratch proto;
+    for (std::uint64_t n : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 13u, 16u, 17u, 31u, 64u, 1027u}) {
+        std::vector<float> t(n), r(n);
+        std::vector<std::uint8_t> m(n);
+        for (std::uint64_t k = 0; k < n; ++k) {
+            r[k] = -lp(g);
+            t[k] = std::min(r[k] + nd(g), 0.0f);
+            m[k] = g() % 5 != 0;
+            if (g() % 17 == 0) r[k] = -9999.0f;
+        }
+        m[0] = 1;
+        const auto v = logratio::padded(t, r, m, 1, n);
+        dr::detail::scan_scratch w = proto;
+        dr::scan_state ref, simd;
+        std::uint64_t first = 0;
+        REQUIRE(dr::detail::load_sequence(v, 0, n, ref, w, first));
+        const std::size_t big_ref = dr::detail::scan_pairs_scalar(w, ref);
+        const std::size_t big_simd = dr::detail::scan_pairs(w, simd);
+        CAPTURE(n);
+        CHECK(big_simd == big_ref);
+        for (std::size_t s = 0; s < ref.shift_n.size(); ++s) {
+            CHECK(simd.shift_n[s] == ref.shift_n[s]);
+            CHECK(simd.shift_abs[s] == doctest::Approx(ref.shift_abs[s]).epsilon(1e-12));
+        }
+    }
+}
+
+TEST_CASE("doctor scan: the SIMD breakdown sums equal the scalar reference (counts and bins exactly, sums to 1e-12)") {
+    // |δ| on both sides of the polynomial's 1/16 limit, masked-out and
+    // filled slots, bucket lengths 1, 2, 4, ... and a partial last bucket.
+    std::mt19937_64 g(11);
+    std::normal_distribution<float> nd(0.0f, 0.08f);
+    std::exponential_distribution<float> lp(0.5f);
+    const dr::detail::prob_lut& lut = dr::detail::the_prob_lut();
+    for (std::uint64_t n : {1u, 3u, 9u, 40u, 700u, 1024u}) {
+        std::vector<float> t(n), r(n);
+        std::vector<std::uint8_t> m(n);
+        for (std::uint64_t k = 0; k < n; ++k) {
+            r[k] = -std::min(lp(g), 40.0f);
+            t[k] = std::min(r[k] + nd(g) * (g() % 9 == 0 ? 20.0f : 1.0f), 0.0f);
+            m[k] = g() % 5 != 0;
+            if (g() % 29 == 0) t[k] = -9999.0f;
+        }
+        m[0] = 1;
+        const auto v = logratio::padded(t, r, m, 1, n);
+        dr::detail::scan_scratch a, b;
+        dr::scan_state ra, sb;
+        std::uint64_t first = 0;
+        REQUIRE(dr::detail::load_sequence(v, 0, n, ra, a, first));
+        b = a;
+        for (int pb = 0; static_cast<std::size_t>(dr::breakdowns::position_lo(pb)) < n; ++pb) {
+            const std::size_t k1 = std::min<std::size_t>(n, dr::breakdowns::position_hi(pb) + 1);
+            dr::detail::scan_bucket_scalar(a, lut, ra, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)),
+                                           k1);
+            dr::detail::scan_bucket(b, lut, sb, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)), k1);
+        }
+        CAPTURE(n);
+        CHECK(sb.negative == ra.negative);
+        CHECK(sb.positive == ra.positive);
+        CHECK(sb.above_tail == ra.above_tail);
+        CHECK(b.joint == a.joint);
+        auto same = [](const dr::delta_stats& x, const dr::delta_stats& y) {
+            CHECK(x.count == y.count);
+            CHECK(x.max_abs == y.max_abs);
+            CHECK(x.sum_delta == doctest::Approx(y.sum_delta).epsilon(1e-12));
+            CHECK(x.sum_abs == doctest::Approx(y.sum_abs).epsilon(1e-12));
+            CHECK(x.sum_k3 == doctest::Approx(y.sum_k3).epsilon(1e-12));
+        };
+        for (int pb = 0; pb < dr::breakdowns::position_buckets; ++pb) {
+            same(sb.bd.by_position[pb], ra.bd.by_position[pb]);
+            CHECK(sb.slope[pb].n == ra.slope[pb].n);
+            CHECK(sb.slope[pb].sxy == doctest::Approx(ra.slope[pb].sxy).epsilon(1e-12));
+            CHECK(sb.slope[pb].sxx == doctest::Approx(ra.slope[pb].sxx).epsilon(1e-12));
+            CHECK(sb.slope[pb].sx == doctest::Approx(ra.slope[pb].sx).epsilon(1e-12));
+            CHECK(sb.slope[pb].sy == doctest::Approx(ra.slope[pb].sy).epsilon(1e-12));
+        }
+        for (std::size_t c = 0; c < 2; ++c)
+            for (int q = 0; q < dr::breakdowns::prob_buckets; ++q) same(b.prob[c][q], a.prob[c][q]);
+    }
+}
