@@ -15,7 +15,6 @@
 
 #include <logratio/dispatch/kernels.hpp>
 #include <logratio/doctor/diagnose.hpp>
-#include <logratio/logratio.hpp>
 
 #include "doctor/planted.hpp"
 

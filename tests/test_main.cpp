@@ -11,7 +11,7 @@
 #include <string>
 
 #if LOGRATIO_WITH_DISPATCH
-#include <logratio/dispatch/dispatch.hpp>
+#include <logratio/dispatch/simd_level.hpp>
 #endif
 
 namespace {

@@ -36,22 +36,11 @@
 #include "../panel/mismatch_split.hpp"
 #include "../panel/panel.hpp"
 #include "../quantiles/quantiles.hpp"
+#include "simd_level.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace dispatch {
 
-/// The instruction-set levels, narrowest first. `scalar` is the one-lane
-/// reference path (the same kernels with plain doubles).
-enum class level { scalar, sse2, avx2, avx512 };
-
-/// Name of the level the calls run ("scalar", "sse2", "avx2", "avx512").
-const char* simd_level();
-level current_level();
-/// Levels this CPU can run, narrowest first (always scalar and sse2).
-std::vector<std::string> available_simd_levels();
-/// Runs the calls at level `name` from now on; throws argument error
-/// (logratio::error) if the name is unknown or the CPU lacks the level.
-void set_simd_level(const std::string& name);
 
 template <class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
