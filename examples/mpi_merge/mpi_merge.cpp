@@ -24,7 +24,8 @@
 #include <random>
 #include <vector>
 
-#include <logratio/logratio.hpp>
+#include <logratio/panel/panel.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
 
 namespace {
 

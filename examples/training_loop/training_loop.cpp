@@ -13,7 +13,8 @@
 #include <random>
 #include <vector>
 
-#include <logratio/logratio.hpp>
+#include <logratio/correction/correction.hpp>
+#include <logratio/panel/panel.hpp>
 
 namespace {
 
