@@ -8,7 +8,10 @@
 
 #include <doctest/doctest.h>
 
-#include <logratio/logratio.hpp>
+#include <logratio/correction/correction.hpp>
+#include <logratio/logits/logits.hpp>
+#include <logratio/panel/mismatch_split.hpp>
+#include <logratio/panel/panel.hpp>
 
 #include "dumps.hpp"
 #include "test_util.hpp"
