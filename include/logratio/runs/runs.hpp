@@ -18,15 +18,9 @@
 #include "../stats/rank_tests.hpp"
 #include "../stats/regression.hpp"
 #include "../stats/t_tests.hpp"
+#include "run_series.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
-
-/// One run's metric over its updates.
-struct run_series {
-    std::string run, group;
-    std::vector<double> update;  ///< update numbers (need not be contiguous)
-    std::vector<double> value;   ///< the metric; NaN = missing
-};
 
 struct run_stats {
     std::string run, group;
