@@ -17,7 +17,9 @@
 
 #include "commands/correct_options.hpp"
 #include "npy.hpp"
-#include "test_util.hpp"
+#include "test_data.hpp"
+
+#include <logratio/correction/correction.hpp>
 
 namespace {
 

@@ -16,7 +16,10 @@
 
 #include "flavour_args.hpp"
 #include "npy.hpp"
-#include "test_util.hpp"
+#include "test_data.hpp"
+
+#include <logratio/correction/correction.hpp>
+#include <logratio/correction/flavour.hpp>
 
 namespace {
 
