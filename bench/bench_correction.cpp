@@ -14,6 +14,7 @@
 #include <logratio/logratio.hpp>
 
 #include "synthetic.hpp"
+#include "token_options.hpp"
 
 namespace {
 
@@ -37,20 +38,12 @@ data& get(std::size_t n) {
 
 constexpr std::uint64_t row = 1024;
 
-logratio::correction_options token_options() {
-    logratio::correction_options o;
-    o.is = logratio::is_options(logratio::is_level::token, 2.0);
-    o.rejection = logratio::parse_rejection("token_k1,token_k3", "0.5_2,0.01");
-    o.veto = 1e-4;
-    return o;
-}
-
 void correct_token(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     const unsigned threads = static_cast<unsigned>(st.range(1));
     auto& d = get(n);
     auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
-    const auto o = token_options();
+    const auto o = bench::token_options();
     for (auto _ : st) {
         auto r = logratio::correct(v, o, d.w.data(), d.out_mask.data(), threads);
         benchmark::DoNotOptimize(r);
@@ -66,7 +59,7 @@ void correct_token_scalar(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     auto& d = get(n);
     auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
-    const auto o = token_options();
+    const auto o = bench::token_options();
     for (auto _ : st) {
         auto acc = logratio::correct_range_scalar(v, 0, v.num_sequences(), o, d.w.data(), d.out_mask.data());
         benchmark::DoNotOptimize(acc);

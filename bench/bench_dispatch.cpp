@@ -14,6 +14,7 @@
 #include <logratio/dispatch/dispatch.hpp>
 
 #include "synthetic.hpp"
+#include "token_options.hpp"
 
 namespace {
 
@@ -33,15 +34,6 @@ void dispatch_panel(benchmark::State& st) {
 }
 BENCHMARK(dispatch_panel)->Args({16, 1})->Args({25, 1})->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// bench_correction.cpp's token_options().
-logratio::correction_options token_options() {
-    logratio::correction_options o;
-    o.is = logratio::is_options(logratio::is_level::token, 2.0);
-    o.rejection = logratio::parse_rejection("token_k1,token_k3", "0.5_2,0.01");
-    o.veto = 1e-4;
-    return o;
-}
-
 void dispatch_correct_token(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     const unsigned threads = static_cast<unsigned>(st.range(1));
@@ -49,7 +41,7 @@ void dispatch_correct_token(benchmark::State& st) {
     std::vector<float> w(n);
     std::vector<std::uint8_t> keep(n);
     auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
-    const auto o = token_options();
+    const auto o = bench::token_options();
     for (auto _ : st) {
         auto r = logratio::dispatch::correct(v, o, w.data(), keep.data(), threads);
         benchmark::DoNotOptimize(r);
