@@ -45,7 +45,9 @@ int run_correct(correct_args a) {
         t.push_back({"response_mask", logratio_cli::dtype::u8, shape, mask.data(), mask.size()});
         logratio_cli::write_safetensors(a.out, t, {{"producer", std::string("logratio ") + LOGRATIO_VERSION_STRING}});
     }
-    const auto entries = logratio::correction_entries(r, a.prefix);
+    auto entries = logratio::correction_entries(r, a.prefix);
+    if (o.nonfinite == logratio::nonfinite_policy::omit)  // the NaN/Inf tokens left out (not a verl metric)
+        entries.emplace_back(a.prefix + "nonfinite_tokens", static_cast<double>(r.nonfinite_tokens));
     if (a.json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::object();
         for (const auto& e : entries) j[e.first] = e.second;
