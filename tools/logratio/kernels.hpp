@@ -8,7 +8,7 @@
 // same numbers (dispatch's levels are tested against the scalar path).
 //
 // Views reach these with a byte (std::uint8_t) or float mask
-// (panel_input.hpp converts other mask dtypes) and int64 token ids.
+// (io/panel_input.cpp converts other mask dtypes) and int64 token ids.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <logratio/correction/correction.hpp>
 #include <logratio/core/version.hpp>
 
 #include "../kernels.hpp"
-#include "../safetensors_writer.hpp"
+#include "../output/command_json.hpp"
+#include "../output/safetensors_writer.hpp"
 #include "command.hpp"
 #include "correct_options.hpp"
 #include "inputs.hpp"
@@ -49,9 +48,7 @@ int run_correct(correct_args a) {
     if (o.nonfinite == logratio::nonfinite_policy::omit)  // the NaN/Inf tokens left out (not a verl metric)
         entries.emplace_back(a.prefix + "nonfinite_tokens", static_cast<double>(r.nonfinite_tokens));
     if (a.json) {
-        nlohmann::ordered_json j = nlohmann::ordered_json::object();
-        for (const auto& e : entries) j[e.first] = e.second;
-        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        std::cout << metrics_json_text(entries) << "\n";
         return 0;
     }
     std::printf("correction of %llu tokens in %llu sequences\n", static_cast<unsigned long long>(r.tokens),
