@@ -168,8 +168,28 @@ public:
           short_cut_(p_.short_cut()), omit_(o.nonfinite == nonfinite_policy::omit),
           snapshot_(omit_ && !p_.need_phase1), k_(p_), acc_(o) {}
 
+    /// Sequences [s0, s1); with omit, a sequence holding a NaN/Inf runs once
+    /// more over a view of its own without them (the totals it touched
+    /// restored, the outputs shifted to it) -- one flat loop and one copy of
+    /// the steps for both runs (a nested retry loop or a second copy measured
+    /// slower at AVX-512, or twice the compile time).
     LOGRATIO_ALWAYS_INLINE correction_accumulator run(std::uint64_t s0, std::uint64_t s1) {
-        for (std::uint64_t s = s0; s < s1; ++s) sequence(s);
+        bool omit = false;
+        for (std::uint64_t s = s0; s < s1;) {
+            if (snapshot_ && !omit) saved_ = a_;
+            const std::uint64_t i = omit ? 0 : s;  // sequence i of *v_
+            seq_t q(s, v_->sequence_begin(i), v_->sequence_end(i));
+            q.omit = omit;
+            if (run_sequence(q)) {
+                if (omit) use_caller_view(s);
+                omit = false;
+                ++s;
+                continue;
+            }
+            if (snapshot_) a_ = saved_;
+            use_kept_view(q.b, q.e);
+            omit = true;
+        }
         reduce_lanes();
         return std::move(acc_);
     }
@@ -190,26 +210,12 @@ private:
     token_totals<V> a_;
     token_totals<V> saved_;  ///< a_ before the current sequence (snapshot_)
 
-    /// Sequence s; with omit, once more over a view of its own without its
-    /// NaN/Inf tokens when it holds any (the totals it touched restored, the
-    /// outputs shifted to the sequence). The one copy of the steps serves
-    /// both runs.
-    LOGRATIO_ALWAYS_INLINE void sequence(std::uint64_t s) {
-        if (snapshot_) saved_ = a_;
-        std::uint64_t shift = 0;
-        for (bool omit = false;; omit = true) {
-            const std::uint64_t i = omit ? 0 : s;  // sequence i of *v_
-            seq_t q(s, v_->sequence_begin(i), v_->sequence_end(i));
-            q.omit = omit;
-            if (run_sequence(q)) break;
-            if (snapshot_) a_ = saved_;
-            shift = q.b;
-            use_kept_view(q.b, q.e);
-        }
-        if (v_ == &view_) return;
+    /// omit: back to the caller's view after sequence s.
+    LOGRATIO_ALWAYS_INLINE void use_caller_view(std::uint64_t s) {
+        const std::uint64_t b = view_.sequence_begin(s);
         v_ = &view_;
-        out_.weights = out_.weights ? out_.weights - shift : nullptr;
-        out_.mask = out_.mask ? out_.mask - shift : nullptr;
+        out_.weights = out_.weights ? out_.weights - b : nullptr;
+        out_.mask = out_.mask ? out_.mask - b : nullptr;
     }
 
     /// omit: the steps read tokens [b, e) alone, their masked-in NaN/Inf
