@@ -8,9 +8,9 @@
 
 #include <logratio/runs/runs.hpp>
 
-#include "table.hpp"
-#include "trackers/to_runs.hpp"
-#include "trackers/wandb_chart.hpp"
+#include "io/table.hpp"
+#include "io/trackers/to_runs.hpp"
+#include "io/trackers/wandb_chart.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size > 8192) return 0;

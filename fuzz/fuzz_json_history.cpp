@@ -9,8 +9,8 @@
 
 #include <logratio/runs/runs.hpp>
 
-#include "trackers/json_history.hpp"
-#include "trackers/to_runs.hpp"
+#include "io/trackers/json_history.hpp"
+#include "io/trackers/to_runs.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1 || size > 8192) return 0;

@@ -4,7 +4,7 @@
 
 #include <logratio/core/error.hpp>
 
-#include "npy.hpp"
+#include "io/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {

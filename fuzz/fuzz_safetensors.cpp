@@ -5,10 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include <logratio/logratio.hpp>
+#include <logratio/panel/panel.hpp>
+#include <logratio/quantiles/quantiles.hpp>
 
-#include "panel_input.hpp"
-#include "safetensors.hpp"
+#include "io/panel_input.hpp"
+#include "io/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     try {

@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include <logratio/logratio.hpp>
+#include <logratio/correction/correction_accumulator.hpp>
+#include <logratio/panel/panel_accumulator.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
 
 namespace {
 template <class S>

@@ -8,9 +8,9 @@
 
 #include <logratio/runs/runs.hpp>
 
-#include "html_report.hpp"
-#include "runs_output.hpp"
-#include "table.hpp"
+#include "io/table.hpp"
+#include "output/html_report.hpp"
+#include "output/runs_output.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1 || size > 4096) return 0;
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::vector<logratio::run_series> s;
         for (const auto& r : in) s.push_back(r.series);
         const auto a = logratio::analyze_runs(s);
-        (void)logratio_cli::runs_json("m", a, in).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+        (void)logratio_cli::runs_json_text("m", a, in);
         logratio_cli::report_inputs r;
         r.metric = "m";
         r.source = "fuzz";

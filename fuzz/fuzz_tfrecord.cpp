@@ -8,7 +8,9 @@
 
 #include <logratio/core/error.hpp>
 
-#include "trackers/tensorboard.hpp"
+#include "io/trackers/crc32c.hpp"
+#include "io/trackers/protobuf_wire.hpp"
+#include "io/trackers/tensorboard.hpp"
 
 namespace {
 

@@ -8,7 +8,8 @@
 
 #include <logratio/core/error.hpp>
 
-#include "trackers/wandb_offline.hpp"
+#include "io/trackers/crc32c.hpp"
+#include "io/trackers/wandb_offline.hpp"
 
 namespace {
 

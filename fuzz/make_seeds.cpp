@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
-#include <logratio/logratio.hpp>
+#include <logratio/correction/correction.hpp>
+#include <logratio/panel/panel.hpp>
+#include <logratio/quantiles/kll_sketch.hpp>
 
 namespace {
 void put(const std::string& path, const std::vector<std::uint8_t>& b) {

@@ -138,11 +138,12 @@ py::tuple correct(py::object train, py::object rollout, py::object mask, py::obj
                   bool rollout_is_batch_normalize, py::object rollout_rs, py::object rollout_rs_threshold,
                   std::optional<double> rollout_rs_threshold_lower, std::optional<double> rollout_token_veto_threshold,
                   long threads, const std::string& prefix, const std::string& flavour, const std::string& mode,
-                  py::object mode_options) {
+                  py::object mode_options, const std::string& nonfinite) {
     const unsigned nt = check_threads(threads);
     correct_args a = options(rollout_is, rollout_is_threshold, rollout_is_threshold_lower, rollout_is_batch_normalize,
                              rollout_rs, rollout_rs_threshold, rollout_rs_threshold_lower,
                              rollout_token_veto_threshold);
+    a.o.nonfinite = parse_nonfinite(nonfinite);
     if (!flavour.empty() || !mode.empty() || !mode_options.is_none()) apply_flavour(a, flavour, mode, mode_options);
     const paired_input in = read_paired(train, rollout, mask, cu_seqlens);
     auto keep = new_array<std::uint8_t>(in.out_shape());
@@ -168,6 +169,8 @@ py::tuple correct(py::object train, py::object rollout, py::object mask, py::obj
     }
     py::dict metrics;
     for (const auto& e : logratio::correction_entries(r, prefix)) metrics[e.first.c_str()] = e.second;
+    if (a.o.nonfinite == logratio::nonfinite_policy::omit)  // the NaN/Inf tokens left out (not a verl metric)
+        metrics[(prefix + "nonfinite_tokens").c_str()] = r.nonfinite_tokens;
     return py::make_tuple(weights, keep, metrics);
 }
 
@@ -180,7 +183,8 @@ void bind_correct(py::module_& m) {
           py::arg("rollout_is_batch_normalize") = false, py::arg("rollout_rs") = py::none(),
           py::arg("rollout_rs_threshold") = py::none(), py::arg("rollout_rs_threshold_lower") = py::none(),
           py::arg("rollout_token_veto_threshold") = py::none(), py::arg("threads") = 1, py::arg("prefix") = "",
-          py::arg("flavour") = "", py::arg("mode") = "", py::arg("mode_options") = py::none());
+          py::arg("flavour") = "", py::arg("mode") = "", py::arg("mode_options") = py::none(),
+          py::arg("nonfinite") = "raise");
     m.def("_time_correct",
           [](py::object train, py::object rollout, py::object mask, py::object rollout_is, py::object is_threshold,
              py::object rollout_rs, py::object rs_threshold, int repeat) {

@@ -1,11 +1,13 @@
 // diagnose: logratio doctor's findings and breakdowns (include/logratio/doctor/),
 // at the CPU's widest SIMD level (logratio::dispatch).
 // The result is the JSON text `logratio doctor --json` prints (one writer,
-// tools/logratio/doctor_json.hpp), parsed by logratio.diagnose().
+// tools/logratio/output/doctor_json.hpp), parsed by logratio.diagnose().
+#include <nlohmann/json.hpp>
+
 #include <logratio/dispatch/dispatch.hpp>
 
 #include "bindings.hpp"
-#include "doctor_json.hpp"
+#include "output/doctor_json.hpp"
 #include "paired_input.hpp"
 
 namespace logratio_py {

@@ -7,7 +7,7 @@
 // other CPUs) they are the header-only kernels at the build's level.
 //
 // Views reach these with a byte (std::uint8_t) or float mask
-// (panel_input.hpp converts other mask dtypes) and int64 token ids.
+// (io/panel_input.cpp converts other mask dtypes) and int64 token ids.
 #include <logratio/dispatch/kernels.hpp>
 
 namespace logratio_cli {

@@ -19,6 +19,10 @@
 // Formulas: correction_accumulator.hpp. Kernel: detail/correction_kernel.hpp.
 // With correction_options::flavour slime or trl (and a named mode), the
 // weights, mask and metrics are that framework's: flavour.hpp.
+// A masked-in NaN/Inf log-prob raises value_error (naming the tensor,
+// sequence and position), or with correction_options::nonfinite = omit is
+// a masked-out token (weight 0, mask 0, in no metric), counted in
+// correction_result::nonfinite_tokens.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -84,6 +88,24 @@ correction_result correct(const paired_view<T, M>& v, const correction_options& 
                           unsigned threads = 1);
 
 namespace detail {
+/// The flavours' pass over v with the NaN/Inf tokens the kernel omitted
+/// masked out: the same log-probs under `keep` (the kernel's 0/1 mask without
+/// rejection: v's mask less those tokens).
+template <class T, class M, class W>
+metric_entries framework_pass_kept(const paired_view<T, M>& v, const framework_mode& m, W* weights,
+                                   std::uint8_t* mask) {
+    const std::vector<std::uint8_t> keep(mask, mask + v.size());
+    const std::uint64_t S = v.num_sequences();
+    if (v.kind() == layout::padded)
+        return framework_pass(paired_view<T, std::uint8_t>::padded(v.train(), v.rollout(), keep.data(), S, v.cols()),
+                              m, weights, mask);
+    std::vector<std::int64_t> offsets(S + 1);
+    for (std::uint64_t s = 0; s <= S; ++s) offsets[s] = static_cast<std::int64_t>(v.sequence_begin(s));
+    return framework_pass(paired_view<T, std::uint8_t>::packed(v.train(), v.rollout(), v.size(), offsets.data(),
+                                                               offsets.size(), keep.data()),
+                          m, weights, mask);
+}
+
 /// slime / trl: the kernel validates the input and writes the 0/1 mask (no IS,
 /// no rejection), then framework_pass() writes the flavour's weights and mask.
 template <class Arch, class T, class M, class W>
@@ -91,6 +113,7 @@ correction_result correct_flavoured(const paired_view<T, M>& v, const correction
                                     std::uint8_t* mask, unsigned threads) {
     correction_options k;
     k.positive_tolerance = o.positive_tolerance;
+    k.nonfinite = o.nonfinite;
     std::vector<W> own_w(weights ? 0 : v.size());
     std::vector<std::uint8_t> own_m(mask ? 0 : v.size());
     if (!weights) weights = own_w.data();
@@ -99,7 +122,8 @@ correction_result correct_flavoured(const paired_view<T, M>& v, const correction
     framework_mode m;
     if (o.mode) m = *o.mode;
     r.flavour = o.flavour;
-    r.framework_metrics = framework_pass(v, m, weights, mask);
+    r.framework_metrics =
+        r.nonfinite_tokens ? framework_pass_kept(v, m, weights, mask) : framework_pass(v, m, weights, mask);
     return r;
 }
 }  // namespace detail

@@ -58,6 +58,8 @@
 //   chi2_token = sum (rho^2 - 1) / N; chi2_seq = seq mean of exp(2 clamp(sum_s delta)) - 1.
 // verl divides masked means by (count + 1e-8); logratio divides by the count
 // (a relative difference of at most 1e-8).
+// With nonfinite_policy::omit a masked-in token with a NaN/Inf log-prob is a
+// masked-out token in every sum above; nonfinite_tokens counts them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -112,6 +114,7 @@ struct offpolicy_metrics {
 /// Everything the correction reports.
 struct correction_result {
     std::uint64_t tokens = 0, sequences = 0;
+    std::uint64_t nonfinite_tokens = 0;  ///< masked-in tokens left out (nonfinite_policy::omit)
     std::optional<is_metrics> is;
     std::vector<rs_metrics> rejection;
     std::optional<double> rs_masked_fraction, rs_seq_masked_fraction;  ///< with rejection
@@ -299,6 +302,7 @@ class correction_accumulator {
 public:
     correction_options options;
     std::uint64_t tokens = 0, sequences = 0;
+    std::uint64_t nonfinite_tokens = 0;  ///< masked-in NaN/Inf tokens left out (nonfinite_policy::omit)
     is_accumulator is;
     std::vector<rs_accumulator> rs;  ///< one per options.rejection entry
     std::uint64_t rs_rejected_tokens = 0, rs_rejected_seqs = 0;
@@ -318,6 +322,7 @@ public:
         if (!same_options(o)) throw argument_error("correction_accumulator::merge: the two states have different options");
         tokens += o.tokens;
         sequences += o.sequences;
+        nonfinite_tokens += o.nonfinite_tokens;
         is.merge(o.is);
         for (std::size_t k = 0; k < rs.size(); ++k) rs[k].merge(o.rs[k]);
         rs_rejected_tokens += o.rs_rejected_tokens;
@@ -353,6 +358,7 @@ public:
         correction_result r;
         r.tokens = tokens;
         r.sequences = sequences;
+        r.nonfinite_tokens = nonfinite_tokens;
         const double N = static_cast<double>(tokens), S = static_cast<double>(sequences);
         r.weight_scale = weight_scale();
         if (options.is) {
@@ -460,6 +466,7 @@ public:
     correction_result empty_result() const {
         correction_result r;
         r.sequences = sequences;
+        r.nonfinite_tokens = nonfinite_tokens;
         if (options.is) {
             r.is = is_metrics{};
             if (options.is->batch_normalize) r.is->batch_norm_factor = 1.0;
@@ -476,15 +483,20 @@ public:
     }
 
     // ---- serialization: "LRCA", u16 version, options, then the sums.
-    static constexpr std::uint16_t format_version = 1;
+    // Version 2 adds the nonfinite policy (u8, after positive_tolerance) and
+    // nonfinite_tokens (u64, after sequences); version 1 states (no NaN/Inf
+    // omitted) are still read.
+    static constexpr std::uint16_t format_version = 2;
 
-    /// The serialized sums after the options, in wire order: tokens and
-    /// sequences, the IS sums, each rejection option's, the counts, the
-    /// off-policy sums (one list for serialize and deserialize).
+    /// The serialized sums after the options, in wire order: tokens,
+    /// sequences and (version 2) nonfinite_tokens, the IS sums, each
+    /// rejection option's, the counts, the off-policy sums (one list for
+    /// serialize and deserialize).
     template <class Self, class F>
-    static void visit_fields(Self& a, F&& f) {
+    static void visit_fields(Self& a, std::uint16_t version, F&& f) {
         f(a.tokens);
         f(a.sequences);
+        if (version >= 2) f(a.nonfinite_tokens);
         std::decay_t<decltype(a.is)>::visit_fields(a.is, f);
         for (auto& x : a.rs) std::decay_t<decltype(x)>::visit_fields(x, f);
         for (auto* v : {&a.rs_rejected_tokens, &a.rs_rejected_seqs, &a.veto_seqs, &a.veto_tokens}) f(*v);
@@ -517,13 +529,18 @@ public:
         w.u8(options.veto ? 1 : 0);
         w.f64(options.veto.value_or(0.0));
         w.f64(options.positive_tolerance);
-        visit_fields(*this, [&](const auto& x) { detail::put(w, x); });
+        w.u8(static_cast<std::uint8_t>(options.nonfinite));
+        visit_fields(*this, format_version, [&](const auto& x) { detail::put(w, x); });
         return w.take();
     }
 
     static correction_accumulator deserialize(const void* data, std::size_t size) {
         detail::byte_reader r(data, size, "correction_accumulator");
-        r.expect_header("LRCA", format_version);
+        r.expect_magic("LRCA", 4);
+        const std::uint16_t version = r.u16();
+        if (version != 1 && version != format_version)
+            r.fail(detail::concat("unsupported format version ", version, " (this build reads 1 and ", format_version,
+                                  ")"));
         correction_options o;
         const std::uint8_t has_is = r.u8();
         if (has_is > 1) r.fail("bad IS flag");
@@ -560,13 +577,18 @@ public:
         if (has_veto > 1) r.fail("bad veto flag");
         if (has_veto) o.veto = veto;
         o.positive_tolerance = r.f64();
+        if (version >= 2) {
+            const std::uint8_t nf = r.u8();
+            if (nf > 1) r.fail("bad nonfinite policy");
+            o.nonfinite = static_cast<nonfinite_policy>(nf);
+        }
         correction_accumulator a;
         try {
             a = correction_accumulator(o);
         } catch (const error& e) {
             r.fail(detail::concat("invalid options: ", e.what()));
         }
-        visit_fields(a, [&](auto& x) { detail::get(r, x); });
+        visit_fields(a, version, [&](auto& x) { detail::get(r, x); });
         r.expect_end();
         for (const rs_accumulator& x : a.rs)
             if (x.tok_hi > a.tokens || x.tok_lo > a.tokens || x.rejected_tokens > a.tokens ||
@@ -586,6 +608,8 @@ public:
     }
 
 private:
+    /// The options that shape the sums (positive_tolerance and nonfinite
+    /// only decide what a bad token does: states of either merge).
     bool same_options(const correction_accumulator& o) const {
         const correction_options &a = options, &b = o.options;
         if (a.is.has_value() != b.is.has_value() || a.rejection.size() != b.rejection.size() ||

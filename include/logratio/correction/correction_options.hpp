@@ -2,7 +2,8 @@
 // Options of the importance-sampling correction (correction.hpp): the IS
 // weight level and truncation, the rejection options and their thresholds
 // (parsed from verl's `rollout_rs` / `rollout_rs_threshold` strings), the
-// veto. Every option is validated here, before any token is read.
+// veto, what a NaN/Inf log-prob does. Every option is validated here,
+// before any token is read.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@
 
 #include "../core/error.hpp"
 #include "../core/limits.hpp"
+#include "../panel/panel_accumulator.hpp"  // nonfinite_policy
 #include "flavour_options.hpp"
 #include "is_level.hpp"
 #include "stats/registry.hpp"
@@ -260,6 +262,12 @@ struct correction_options {
     std::optional<double> veto;
     /// A log-prob above this is an error (log-probs are <= 0).
     double positive_tolerance = default_positive_tolerance;
+    /// A masked-in token whose train or rollout log-prob is NaN or +-Inf:
+    /// raise (value_error naming the tensor, sequence and position), or omit
+    /// -- the token is treated exactly as a masked-out one (weight 0, mask 0,
+    /// in no metric and no sequence sum) and counted in nonfinite_tokens. A
+    /// finite log-prob above positive_tolerance raises either way.
+    nonfinite_policy nonfinite = nonfinite_policy::raise;
     /// Whose conventions (flavour_options.hpp): verl (the default: `is`,
     /// `rejection` and `veto` above), or slime / trl, whose weights, masks and
     /// metrics come from `mode` (slime without a mode: its mismatch metrics

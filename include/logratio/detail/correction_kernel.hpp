@@ -23,6 +23,15 @@
 // the full step. The scalar reference path always runs the full step.
 // No other pass reads the tokens (batch normalisation rescales the written
 // weights afterwards: correction.hpp).
+// Bad values cost no step on clean data: a sequence's sums of l_T and l_E
+// are finite unless it holds a masked-in NaN/Inf (guard_sequence). With
+// nonfinite_policy::omit such a sequence -- and only it -- runs again over a
+// view of its own whose mask leaves those tokens out (kept_sequence,
+// use_kept_view), after the totals it touched are restored (a copy taken
+// before each sequence when no phase 1 runs; phase 1 touches none): the
+// same steps, in the same order, as on the same data with those tokens
+// masked out. Nothing in the loop over sequences calls out of line or takes
+// the address of a member of the kernel: its state stays in registers.
 // The rejection statistics are the types of correction/stats/registry.hpp:
 // every per-statistic step below is written once and unrolled over that
 // list (for_each_rs_stat), with the statistic's id J indexing the lane
@@ -32,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 
 #include "../correction/correction_accumulator.hpp"
 #include "../core/view.hpp"
@@ -76,14 +86,9 @@ struct token_totals {
     V n_hi = ops::splat(0.0), n_lo = ops::splat(0.0), n_kept = ops::splat(0.0), n_changed = ops::splat(0.0);
     V n_rs_rej = ops::splat(0.0), n_veto = ops::splat(0.0);
     /// token rejection options by statistic: clipped sums, minima, counts
-    V xc[rs_stat_count], xc2[rs_stat_count], min[rs_stat_count], hi[rs_stat_count], lo[rs_stat_count];
+    stat_lanes<V> xc = splat_stat_lanes<V>(0.0), xc2 = splat_stat_lanes<V>(0.0), min = splat_stat_lanes<V>(inf);
+    stat_lanes<V> hi = splat_stat_lanes<V>(0.0), lo = splat_stat_lanes<V>(0.0);
     double k3_fix = 0.0;  ///< exact k3_kl correction for |delta| > 20 lanes
-    token_totals() noexcept {
-        for (std::size_t j = 0; j < rs_stat_count; ++j) {
-            xc[j] = xc2[j] = hi[j] = lo[j] = ops::splat(0.0);
-            min[j] = ops::splat(inf);
-        }
-    }
 };
 
 /// Per-sequence lane sums: count, delta, l_T, l_E, the largest log-prob
@@ -98,10 +103,7 @@ struct row_sums {
     V top = ops::splat(-std::numeric_limits<double>::infinity());
     V dmin = ops::splat(std::numeric_limits<double>::infinity());
     V dc = ops::splat(0.0);
-    V x[rs_stat_count], xmax[rs_stat_count];
-    row_sums() noexcept {
-        for (std::size_t j = 0; j < rs_stat_count; ++j) x[j] = xmax[j] = ops::splat(0.0);
-    }
+    stat_lanes<V> x = splat_stat_lanes<V>(0.0), xmax = splat_stat_lanes<V>(0.0);
 };
 
 /// One sequence in the kernel: its token range, its sums, what phase 1
@@ -120,12 +122,31 @@ struct sequence_pass {
     mask_t row_keep, row_rs;
     // phase 2's lane sums over the sequence
     V q_e = ops::splat(0.0), q_t = ops::splat(0.0), q_veto = ops::splat(0.0);
-    V q_x[rs_stat_count], q_hi[rs_stat_count], q_lo[rs_stat_count];  ///< token options by statistic
+    stat_lanes<V> q_x = splat_stat_lanes<V>(0.0), q_hi = splat_stat_lanes<V>(0.0),
+                  q_lo = splat_stat_lanes<V>(0.0);  ///< token options by statistic
     V q_kept = ops::splat(0.0), q_changed = ops::splat(0.0), q_post = ops::splat(0.0);
     V q_pmin = ops::splat(inf), q_pmax = ops::splat(-inf);
     inside_sums<V> f;  ///< the short cut's sums over this sequence
-    sequence_pass(std::uint64_t seq, std::uint64_t first, std::uint64_t end) : s(seq), b(first), e(end), pos(first) {
-        for (std::size_t j = 0; j < rs_stat_count; ++j) q_x[j] = q_hi[j] = q_lo[j] = ops::splat(0.0);
+    bool omit = false;  ///< the run over the sequence's own view without its NaN/Inf (nonfinite omit)
+    sequence_pass(std::uint64_t seq, std::uint64_t first, std::uint64_t end) : s(seq), b(first), e(end), pos(first) {}
+};
+
+/// nonfinite omit: room for one sequence of a view alone (a 1 x n view
+/// over its log-probs) under a 0/1 mask of type M without its masked-in
+/// NaN/Inf tokens; sized for the longest sequence of the range before the
+/// kernel starts. Outside the kernel object: nothing may take the address
+/// of a member of it, so that its members stay registers.
+template <class T, class M>
+struct kept_sequence {
+    paired_view<T, M> view;
+    std::unique_ptr<M[]> mask;
+
+    kept_sequence(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1, bool omit) {
+        if (!omit) return;
+        std::uint64_t n = v.kind() == layout::padded ? v.cols() : 0;
+        if (v.kind() == layout::packed)
+            for (std::uint64_t s = s0; s < s1; ++s) n = std::max(n, v.sequence_end(s) - v.sequence_begin(s));
+        mask.reset(new M[std::max<std::uint64_t>(n, 1)]);
     }
 };
 
@@ -141,36 +162,95 @@ class correction_kernel {
     using seq_t = sequence_pass<V>;
 
 public:
-    correction_kernel(const paired_view<T, M>& v, const correction_options& o, const correction_outputs<W>& out)
-        : v_(v), o_(o), out_(out), p_(make_correction_plan(o, L > 1)), short_cut_(p_.short_cut()),
-          k_(p_), acc_(o) {}
+    correction_kernel(const paired_view<T, M>& v, const correction_options& o, const correction_outputs<W>& out,
+                      kept_sequence<T, M>& kept)
+        : view_(v), v_(&v), kept_(&kept), o_(o), out_(out), p_(make_correction_plan(o, L > 1)),
+          short_cut_(p_.short_cut()), omit_(o.nonfinite == nonfinite_policy::omit),
+          snapshot_(omit_ && !p_.need_phase1), k_(p_), acc_(o) {}
 
+    /// Sequences [s0, s1); with omit, a sequence holding a NaN/Inf runs once
+    /// more over a view of its own without them (the totals it touched
+    /// restored, the outputs shifted to it) -- one flat loop and one copy of
+    /// the steps for both runs (a nested retry loop or a second copy measured
+    /// slower at AVX-512, or twice the compile time).
     LOGRATIO_ALWAYS_INLINE correction_accumulator run(std::uint64_t s0, std::uint64_t s1) {
-        for (std::uint64_t s = s0; s < s1; ++s) sequence(s);
+        bool omit = false;
+        for (std::uint64_t s = s0; s < s1;) {
+            if (snapshot_ && !omit) saved_ = a_;
+            const std::uint64_t i = omit ? 0 : s;  // sequence i of *v_
+            seq_t q(s, v_->sequence_begin(i), v_->sequence_end(i));
+            q.omit = omit;
+            if (run_sequence(q)) {
+                if (omit) use_caller_view(s);
+                omit = false;
+                ++s;
+                continue;
+            }
+            if (snapshot_) a_ = saved_;
+            use_kept_view(q.b, q.e);
+            omit = true;
+        }
         reduce_lanes();
         return std::move(acc_);
     }
 
 private:
-    const paired_view<T, M>& v_;
+    const paired_view<T, M>& view_;  ///< the caller's view (errors name its tokens)
+    const paired_view<T, M>* v_;     ///< the view the steps read: view_, or kept_->view
+    kept_sequence<T, M>* kept_;
     const correction_options& o_;
-    correction_outputs<W> out_;
+    correction_outputs<W> out_;      ///< (shifted to the sequence with kept_->view)
     correction_plan p_;
     bool short_cut_;
+    bool omit_;      ///< nonfinite_policy::omit
+    bool snapshot_;  ///< ... without phase 1: a_ is copied before each sequence
     correction_consts<V> k_;
     correction_accumulator acc_;
     chunk_buffers buf_;
     token_totals<V> a_;
+    token_totals<V> saved_;  ///< a_ before the current sequence (snapshot_)
 
-    LOGRATIO_ALWAYS_INLINE void sequence(std::uint64_t s) {
-        seq_t q(s, v_.sequence_begin(s), v_.sequence_end(s));
+    /// omit: back to the caller's view after sequence s.
+    LOGRATIO_ALWAYS_INLINE void use_caller_view(std::uint64_t s) {
+        const std::uint64_t b = view_.sequence_begin(s);
+        v_ = &view_;
+        out_.weights = out_.weights ? out_.weights - b : nullptr;
+        out_.mask = out_.mask ? out_.mask - b : nullptr;
+    }
+
+    /// omit: the steps read tokens [b, e) alone, their masked-in NaN/Inf
+    /// masked out (counted), the outputs shifted to b.
+    LOGRATIO_ALWAYS_INLINE void use_kept_view(std::uint64_t b, std::uint64_t e) {
+        const std::uint64_t n = e - b;
+        const T* tp = view_.train() + b;
+        const T* rp = view_.rollout() + b;
+        M* keep = kept_->mask.get();
+        std::uint64_t dropped = 0;
+        for (std::uint64_t k = 0; k < n; ++k) {
+            const bool in = view_.counts(b + k);
+            const bool finite = std::isfinite(to_double(tp[k])) && std::isfinite(to_double(rp[k]));
+            dropped += in && !finite;
+            keep[k] = static_cast<M>(in && finite ? 1 : 0);
+        }
+        acc_.nonfinite_tokens += dropped;
+        kept_->view = paired_view<T, M>::padded(tp, rp, keep, 1, n);
+        v_ = &kept_->view;
+        out_.weights = out_.weights ? out_.weights + b : nullptr;
+        out_.mask = out_.mask ? out_.mask + b : nullptr;
+    }
+
+    /// One run over sequence q (the two phases and the end of the
+    /// sequence): false when it found a NaN/Inf to omit (then nothing but
+    /// the totals, restored from saved_, and the sequence's outputs, written
+    /// again, was touched).
+    LOGRATIO_ALWAYS_INLINE bool run_sequence(seq_t& q) {
         if (p_.need_phase1) {
             phase1_sums(q);
-            validate(q);
+            if (!valid(q)) return false;
             if (q.rs.n == 0) {  // not a sequence: outputs are 0
                 if (out_.weights) std::fill(out_.weights + q.b, out_.weights + q.e, W(0));
                 if (out_.mask) std::fill(out_.mask + q.b, out_.mask + q.e, std::uint8_t(0));
-                return;
+                return true;
             }
             decide_sequence_rejection(q);
             q.vetoed = o_.veto && ops::hmin(q.rs.dmin) < p_.log_veto;
@@ -179,15 +259,17 @@ private:
         q.row_keep = ops::splat((q.rs_keep && !q.vetoed) ? 1.0 : 0.0) != k_.zero;
         q.row_rs = ops::splat(q.rs_keep ? 1.0 : 0.0) != k_.zero;
         phase2(q);
-        if (short_cut_) merge_inside(q);
+        if (short_cut_) merge_inside_rows(q);
         if (!p_.need_phase1) {
-            validate(q);
-            if (q.rs.n == 0) return;  // not a sequence (phase 2 wrote zeros, added nothing)
+            if (!valid(q)) return false;
+            if (q.rs.n == 0) return true;  // not a sequence (phase 2 wrote zeros, added nothing)
         }
+        if (short_cut_) merge_inside(q);
         add_sequence_sums(q);
         finish_sequence_veto(q);
         finish_sequence_is(q);
         finish_sequence_token_rs(q);
+        return true;
     }
 
     LOGRATIO_ALWAYS_INLINE void add_row(row_sums<V>& rs, const V& t, const V& r, const V& d, const V& dc, mask_t on,
@@ -200,9 +282,15 @@ private:
         rs.dc = rs.dc + dc;
     }
 
-    LOGRATIO_ALWAYS_INLINE void validate(const seq_t& q) const {
-        guard_sequence(v_, q.s, ops::sum(q.rs.t), ops::sum(q.rs.r), q.rs.top, nonfinite_policy::raise,
-                       o_.positive_tolerance);
+    /// The sequence's log-probs checked from its sums (guard_sequence): true
+    /// when valid; false when a NaN/Inf is to be omitted (the first run with
+    /// omit); otherwise value_error naming the first bad token (with omit: a
+    /// positive log-prob, or a sum that overflows).
+    LOGRATIO_ALWAYS_INLINE bool valid(const seq_t& q) const {
+        const double st = ops::sum(q.rs.t), sr = ops::sum(q.rs.r);
+        if (omit_ && !q.omit && !(std::isfinite(st) && std::isfinite(sr))) return false;
+        guard_sequence(view_, q.s, st, sr, q.rs.top, o_.nonfinite, o_.positive_tolerance);
+        return true;
     }
 
     // ---- phase 1: the sequence's sums and decisions (only when needed)
@@ -217,17 +305,20 @@ private:
             rs.dmin = ops::min(rs.dmin, ops::select(on, d, k_.pinf));
             if (p_.need_k) sequence_stat_sums(rs, dc);
         };
-        for_each_batch<V>(v_, q.b, q.e, buf_, step);
+        for_each_batch<V>(*v_, q.b, q.e, buf_, step);
     }
 
-    /// Phase 1's sums and maxima of the statistics of the sequence options.
+    /// Phase 1's sums and maxima of every statistic with lanes of its own
+    /// (when a sequence option needs one; without a branch per statistic).
     LOGRATIO_ALWAYS_INLINE void sequence_stat_sums(row_sums<V>& rs, const V& dc) {
-        const V em = p_.seq_expm1 ? ops::expm1(dc) : k_.zero;
+        const V em = ops::expm1(dc);  // dropped by the compiler when no statistic reads it
         for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
-            if (!p_.seq_lanes[j]) return;
-            const V x = decltype(s)::value(dc, em);
-            rs.x[j] = rs.x[j] + x;
-            rs.xmax[j] = ops::max(rs.xmax[j], x);
+            using S = decltype(s);
+            if constexpr (S::sums != rs_stats::lanes::minus_dc) {
+                const V x = S::value(dc, em);
+                rs.x[j] = rs.x[j] + x;
+                rs.xmax[j] = ops::max(rs.xmax[j], x);
+            }
         });
     }
 
@@ -243,13 +334,16 @@ private:
     LOGRATIO_ALWAYS_INLINE void decide_sequence_rejection(seq_t& q) {
         const row_sums<V>& rs = q.rs;
         const double n = static_cast<double>(rs.n);
+        double sum[rs_stat_count], max[rs_stat_count];  // per statistic (constant indices into the lanes)
+        for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
+            sum[j] = stat_sum<decltype(s)>(rs.dc, rs.x[j]);
+            max[j] = ops::hmax(rs.xmax[j]);
+        });
         for (std::size_t k = 0; k < o_.rejection.size(); ++k) {
             const rs_option& r = o_.rejection[k];
             if (r.is_token_level()) continue;
             const std::size_t j = static_cast<std::size_t>(r.stat);
-            double X = r.aggregate == rs_aggregate::seq_max
-                           ? ops::hmax(rs.xmax[j])
-                           : visit_stat(r.stat, [&](auto, auto s) { return stat_sum<decltype(s)>(rs.dc, rs.x[j]); });
+            double X = r.aggregate == rs_aggregate::seq_max ? max[j] : sum[j];
             if (r.aggregate == rs_aggregate::seq_mean) X /= n;
             const double lo = r.stat_lower(), up = r.stat_upper();
             const bool keep = r.has_lower() ? (X >= lo && X <= up) : X <= up;
@@ -304,20 +398,20 @@ private:
                 const std::uint64_t full_end = q.b + (q.e - q.b) / L * L;
                 std::uint64_t i = q.b;
                 while (i < full_end) {
-                    i = p_.inside.own ? inside_run<V, W, true>(v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f)
-                                     : inside_run<V, W, false>(v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f);
+                    i = p_.inside.own ? inside_run<V, W, true>(*v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f)
+                                     : inside_run<V, W, false>(*v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f);
                     if (i == full_end) break;
                     q.pos = i;
-                    for_each_batch<V>(v_, i, i + L, buf_, step);
+                    for_each_batch<V>(*v_, i, i + L, buf_, step);
                     i += L;
                 }
                 q.pos = full_end;
-                if (full_end < q.e) for_each_batch<V>(v_, full_end, q.e, buf_, step);
+                if (full_end < q.e) for_each_batch<V>(*v_, full_end, q.e, buf_, step);
                 return;
             }
         }
 #endif
-        for_each_batch<V>(v_, q.b, q.e, buf_, step);
+        for_each_batch<V>(*v_, q.b, q.e, buf_, step);
     }
 
     /// One batch of phase 2: the short cut's step when its deltas all lie
@@ -442,15 +536,21 @@ private:
         if (out_.weights) store_lanes<V, W>(tw, out_.weights + q.pos, lanes);
     }
 
-    /// Adds the short cut's sums over the sequence to the full step's; the
-    /// sums it leaves out are derived (inside_sums).
-    LOGRATIO_ALWAYS_INLINE void merge_inside(seq_t& q) {
+    /// Adds the short cut's sums over the sequence to the sequence's own
+    /// (count, l_T, l_E, dc: validation reads them) ...
+    LOGRATIO_ALWAYS_INLINE void merge_inside_rows(seq_t& q) {
         const inside_sums<V>& f = q.f;
         q.rs.top = ops::max(q.rs.top, f.top);
         q.rs.n += f.n;
         q.rs.t = q.rs.t + f.t;
         q.rs.r = q.rs.r + f.r;
         q.rs.dc = q.rs.dc + f.d;
+    }
+
+    /// ... and, once the sequence is valid, to the full step's; the sums it
+    /// leaves out are derived (inside_sums).
+    LOGRATIO_ALWAYS_INLINE void merge_inside(seq_t& q) {
+        const inside_sums<V>& f = q.f;
         a_.k3 = a_.k3 + f.k3;
         a_.chi2 = a_.chi2 + (p_.has_is ? V(ops::mul_add(f.c, V(2.0), f.c2)) : f.chi2);
         a_.dcmin = ops::min(a_.dcmin, f.dmin);
@@ -630,7 +730,8 @@ private:
 template <class V, class W, class T, class M>
 correction_accumulator correct_range_impl(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
                                           const correction_options& o, const correction_outputs<W>& out) {
-    return correction_kernel<V, W, T, M>(v, o, out).run(s0, s1);
+    kept_sequence<T, M> kept(v, s0, s1, o.nonfinite == nonfinite_policy::omit);
+    return correction_kernel<V, W, T, M>(v, o, out, kept).run(s0, s1);
 }
 
 }  // namespace detail

@@ -1,10 +1,14 @@
 #pragma once
 // Lane helpers of the correction kernel: the output buffers, stores of a
-// batch's lanes as weights or 0/1 mask bytes, and lane counters.
+// batch's lanes as weights or 0/1 mask bytes, lane counters, and lanes per
+// rejection statistic.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
+#include "../correction/stats/registry.hpp"
 #include "panel_kernel.hpp"
 #include "simd.hpp"
 #include "widen.hpp"
@@ -80,6 +84,21 @@ LOGRATIO_ALWAYS_INLINE inline void tally(V& c, const typename simd_ops<V>::mask&
 template <class V>
 inline std::uint64_t tally_total(const V& c) noexcept {
     return static_cast<std::uint64_t>(simd_ops<V>::sum(c));
+}
+
+/// Lanes per rejection statistic, indexed by its id (stats/registry.hpp).
+/// Filled without a loop, and indexed only by constants in the kernel
+/// (for_each_rs_stat): a sequence's lanes then stay in registers.
+template <class V>
+using stat_lanes = std::array<V, rs_stat_count>;
+
+template <class V, std::size_t... J>
+stat_lanes<V> splat_stat_lanes(double x, std::index_sequence<J...>) noexcept {
+    return {{((void)J, simd_ops<V>::splat(x))...}};
+}
+template <class V>
+stat_lanes<V> splat_stat_lanes(double x) noexcept {
+    return splat_stat_lanes<V>(x, std::make_index_sequence<rs_stat_count>{});
 }
 
 }  // namespace detail

@@ -74,10 +74,9 @@ struct correction_plan {
     /// the statistic's value at dc = 0 (a masked-out lane's, 0) passes its token option
     bool zero_inside[rs_stat_count];
     bool any_tok_rs = false, any_seq_rs = false;
-    /// phase 1: a sequence option needs the statistic's own sums and maxima
-    /// (not those of dc), and any of them reads expm1
-    bool seq_lanes[rs_stat_count] = {};
-    bool need_k = false, seq_expm1 = false;
+    /// phase 1: a sequence option needs a statistic's own sums and maxima
+    /// (not those of dc)
+    bool need_k = false;
     double log_veto = -std::numeric_limits<double>::infinity();
     bool veto_on_zero = false;        ///< delta = 0 already below the veto
     /// Phase 1 runs only when a decision for the whole sequence must precede
@@ -108,11 +107,8 @@ inline void plan_rejection(correction_plan& p, const correction_options& o) {
             p.any_tok_rs = true;
         } else {
             p.any_seq_rs = true;
-            visit_stat(r.stat, [&](auto, auto s) {
-                using S = decltype(s);
-                if (S::sums == rs_stats::lanes::minus_dc) return;  // from the sum of dc
-                p.seq_lanes[j] = p.need_k = true;
-                p.seq_expm1 = p.seq_expm1 || S::needs_expm1;
+            visit_stat(r.stat, [&](auto, auto s) {  // not from the sum of dc
+                p.need_k = p.need_k || decltype(s)::sums != rs_stats::lanes::minus_dc;
             });
         }
     }

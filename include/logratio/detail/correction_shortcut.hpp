@@ -43,14 +43,8 @@ struct inside_sums {
     std::uint64_t n = 0;
     V top = ops::splat(-inf), t = ops::splat(0.0), r = ops::splat(0.0), d = ops::splat(0.0), k3 = ops::splat(0.0);
     V chi2 = ops::splat(0.0), dmin = ops::splat(inf), dmax = ops::splat(-inf);
-    V x[rs_stat_count], min[rs_stat_count], sq[rs_stat_count];
+    stat_lanes<V> x = splat_stat_lanes<V>(0.0), min = splat_stat_lanes<V>(inf), sq = splat_stat_lanes<V>(0.0);
     V c = ops::splat(0.0), c2 = ops::splat(0.0);
-    inside_sums() noexcept {
-        for (std::size_t j = 0; j < rs_stat_count; ++j) {
-            x[j] = sq[j] = ops::splat(0.0);
-            min[j] = ops::splat(inf);
-        }
-    }
 };
 
 /// One token rejection statistic S (id J) in the short cut's step: dc =

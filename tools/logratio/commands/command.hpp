@@ -5,7 +5,9 @@
 // README, "Exit codes"). One source file per command in this folder.
 #include <functional>
 
-#include <CLI/CLI.hpp>
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace logratio_cli {
 

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <logratio/correction/correction.hpp>
 #include <logratio/core/version.hpp>
 
 #include "../kernels.hpp"
-#include "../safetensors_writer.hpp"
+#include "../output/command_json.hpp"
+#include "../output/safetensors_writer.hpp"
 #include "command.hpp"
 #include "correct_options.hpp"
 #include "inputs.hpp"
@@ -45,11 +44,11 @@ int run_correct(correct_args a) {
         t.push_back({"response_mask", logratio_cli::dtype::u8, shape, mask.data(), mask.size()});
         logratio_cli::write_safetensors(a.out, t, {{"producer", std::string("logratio ") + LOGRATIO_VERSION_STRING}});
     }
-    const auto entries = logratio::correction_entries(r, a.prefix);
+    auto entries = logratio::correction_entries(r, a.prefix);
+    if (o.nonfinite == logratio::nonfinite_policy::omit)  // the NaN/Inf tokens left out (not a verl metric)
+        entries.emplace_back(a.prefix + "nonfinite_tokens", static_cast<double>(r.nonfinite_tokens));
     if (a.json) {
-        nlohmann::ordered_json j = nlohmann::ordered_json::object();
-        for (const auto& e : entries) j[e.first] = e.second;
-        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        std::cout << metrics_json_text(entries) << "\n";
         return 0;
     }
     std::printf("correction of %llu tokens in %llu sequences\n", static_cast<unsigned long long>(r.tokens),

@@ -19,6 +19,7 @@ namespace logratio_cli {
 struct correct_args : input_args {
     logratio_cli::flavour_args fw;  ///< --mode and the slime / TRL settings (flavour_args.hpp)
     std::string is, rs, rs_threshold, out, prefix;
+    std::string nonfinite = "raise";
     std::optional<double> is_threshold, is_lower, rs_lower, veto;
     bool batch_normalize = false, json = false;
     unsigned threads = 1;
@@ -49,6 +50,7 @@ inline logratio::correction_options correction_options_of(const correct_args& a)
         throw logratio::error("--rs-threshold and --rs-threshold-lower need --rs");
     }
     o.veto = a.veto;
+    o.nonfinite = policy(a.nonfinite);
     logratio_cli::flavour_args fw = a.fw;
     fw.flavour = a.flavour;
     fw.apply(o);
@@ -93,6 +95,9 @@ inline void add_correct_options(CLI::App& c, correct_args& a) {
         "thresholds as verl's rollout_rs_threshold: one, or one per option (k1: lower_upper or u)");
     c.add_option("--rs-threshold-lower", a.rs_lower, "lower ratio bound of the aliases token/sequence/geometric");
     c.add_option("--veto", a.veto, "reject a sequence if any token has rho below this");
+    c.add_option("--nonfinite", a.nonfinite,
+                 "NaN/Inf log-probs: raise (default) or omit (masked out, counted as nonfinite_tokens)")
+        ->check(CLI::IsMember({"raise", "omit"}));
     c.add_flag("--json", a.json, "one JSON object of the metrics (verl's names)");
     c.add_option("--prefix", a.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
     c.add_option("--out", a.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");

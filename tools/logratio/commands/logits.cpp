@@ -8,15 +8,14 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <logratio/core/visit.hpp>
 #include <logratio/logits/logits.hpp>
 
+#include "../io/mapped_file.hpp"
+#include "../io/panel_input.hpp"
+#include "../io/safetensors.hpp"
 #include "../kernels.hpp"
-#include "../mapped_file.hpp"
-#include "../panel_input.hpp"
-#include "../safetensors.hpp"
+#include "../output/command_json.hpp"
 #include "command.hpp"
 
 namespace logratio_cli {
@@ -73,23 +72,7 @@ int run_logits(const logits_args& a) {
     };
     logratio::visit_value_type(logratio_cli::input_detail::value_type_of(*tz), run);
     if (a.json) {
-        nlohmann::ordered_json j;
-        auto column = [&](const char* k, auto get) {
-            nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-            for (const auto& r : rows) arr.push_back(get(r));
-            j[k] = std::move(arr);
-        };
-        using R = logratio::logits_row;
-        column("train_entropy", [](const R& r) { return r.train_entropy; });
-        column("rollout_entropy", [](const R& r) { return r.rollout_entropy; });
-        column("kl_train_rollout", [](const R& r) { return r.kl_train_rollout; });
-        column("kl_rollout_train", [](const R& r) { return r.kl_rollout_train; });
-        column("tv", [](const R& r) { return r.tv; });
-        column("train_logprob", [](const R& r) { return r.train_logprob; });
-        column("rollout_logprob", [](const R& r) { return r.rollout_logprob; });
-        column("argmax_match", [](const R& r) { return r.argmax_match; });
-        column("sampled_prob_gap", [](const R& r) { return r.sampled_prob_gap; });
-        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        std::cout << logits_json_text(rows) << "\n";
         return 0;
     }
     const auto s = logratio::summarize_logits(rows.data(), N);

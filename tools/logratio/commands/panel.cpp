@@ -9,15 +9,16 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <logratio/correction/flavour.hpp>
 #include <logratio/panel/mismatch_split.hpp>
 #include <logratio/panel/panel_accumulator.hpp>
 
+#include "../io/dumps.hpp"
+#include "../io/stream_panel.hpp"
 #include "../kernels.hpp"
-#include "../runs_cmd.hpp"
-#include "../stream_panel.hpp"
+#include "../output/atomic_file.hpp"
+#include "../output/command_json.hpp"
+#include "../output/panel_table.hpp"
 #include "command.hpp"
 #include "inputs.hpp"
 
@@ -49,22 +50,6 @@ void print_table(const logratio::panel& p) {
         std::printf("%-26s %llu\n", "nonfinite_tokens", static_cast<unsigned long long>(p.nonfinite_tokens));
 }
 
-/// The panel as one JSON object with exactly SPEC's keys (null: undefined).
-nlohmann::ordered_json panel_json(const logratio::panel& p) {
-    nlohmann::ordered_json j;
-    for (const auto& e : logratio::panel_entries(p)) {
-        if (e.first == "tokens") j[e.first] = p.tokens;
-        else if (e.first == "sequences") j[e.first] = p.sequences;
-        else if (e.second) j[e.first] = *e.second;
-        else j[e.first] = nullptr;
-    }
-    return j;
-}
-
-void print_json(const nlohmann::ordered_json& j) {
-    std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-}
-
 /// The old_logprobs tensor: --old names a tensor of the safetensors file
 /// (or a .npy file with --train/--rollout); without --old a tensor named
 /// old_logprobs is used when present.
@@ -75,14 +60,20 @@ const logratio_cli::tensor* find_old(const panel_args& a, loaded_inputs& L) {
         if (!t) throw logratio::shape_error(a.file + ": --old: no tensor '" + a.old + "'");
         return t;
     }
-    L.files.push_back(std::make_unique<mapped_file>(a.old));
-    L.npys.push_back(logratio_cli::parse_npy(*L.files.back(), "old_logprobs"));
-    return &L.npys.back();
+    return load_npy(L, a.old, "old_logprobs");
 }
 
-nlohmann::ordered_json part_json(const logratio::mismatch_part& p) {
-    return {{"delta_mean", p.delta_mean}, {"delta_abs_mean", p.delta_abs_mean}, {"delta_std", p.delta_std},
-            {"kl_k3", p.kl_k3}};
+/// `logratio panel --each DIR --csv OUT`: the long table of every dump's panel.
+int run_panel_each(const std::string& dir, const std::string& csv, const std::string& pattern,
+                   const logratio::panel_options& opt, unsigned threads) {
+    const auto ds = panels_of_directory(dir, pattern, opt, threads);
+    const std::string text = panel_table_csv(ds);
+    if (csv.empty() || csv == "-") std::cout << text;
+    else {
+        write_atomically(csv, text);
+        std::fprintf(stderr, "wrote %zu panels to %s\n", ds.size(), csv.c_str());
+    }
+    return 0;
 }
 
 int run_panel(const panel_args& a) {
@@ -91,7 +82,7 @@ int run_panel(const panel_args& a) {
     opt.nonfinite = policy(a.nonfinite);
     if (!a.each.empty()) {
         if (!a.file.empty() || !a.train.empty()) throw logratio::shape_error("--each DIR replaces the input file");
-        return logratio_cli::run_panel_each(a.each, a.csv, a.pattern, opt, a.threads);
+        return run_panel_each(a.each, a.csv, a.pattern, opt, a.threads);
     }
     if (!a.csv.empty() || !a.pattern.empty()) throw logratio::shape_error("--csv and --pattern need --each DIR");
     loaded_inputs L;
@@ -103,7 +94,7 @@ int run_panel(const panel_args& a) {
         if (a.flavour == "slime" || a.flavour == "trl")
             throw logratio::shape_error("--flavour " + a.flavour + ": its metrics are not available in streaming mode");
         const auto r = logratio_cli::stream_panel(L.in, opt);
-        if (a.json) print_json(panel_json(r.panel));
+        if (a.json) std::cout << panel_json_text(r.panel) << "\n";
         else print_table(r.panel);
         std::fprintf(stderr,
                      "logratio: streamed %.3g GB in chunks of whole sequences: quantile keys from KLL sketches "
@@ -137,18 +128,7 @@ int run_panel(const panel_args& a) {
         }
     });
     if (a.json) {
-        // SPEC's keys, then the numeric-vs-lag split and the flavour's metrics
-        nlohmann::ordered_json j = panel_json(result);
-        if (split)
-            j["mismatch_split"] = {{"total", part_json(split->total)},
-                                   {"numeric", part_json(split->numeric)},
-                                   {"lag", part_json(split->lag)}};
-        if (!framework_metrics.empty()) {  // under one extra key named by the flavour
-            nlohmann::ordered_json f = nlohmann::ordered_json::object();
-            for (const auto& e : framework_metrics) f[e.first] = e.second;
-            j[a.flavour] = f;
-        }
-        print_json(j);
+        std::cout << panel_json_text(result, split ? &*split : nullptr, framework_metrics, a.flavour) << "\n";
         return 0;
     }
     print_table(result);

@@ -9,12 +9,11 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <logratio/quantiles/kll_sketch.hpp>
 #include <logratio/quantiles/quantiles.hpp>
 
 #include "../kernels.hpp"
+#include "../output/command_json.hpp"
 #include "command.hpp"
 #include "inputs.hpp"
 
@@ -55,19 +54,7 @@ int run_quantiles(const quantile_args& a) {
         bound = sk.normalized_rank_error();
     });
     if (a.json) {
-        nlohmann::ordered_json j;
-        j["of"] = a.of;
-        j["method"] = a.method;
-        nlohmann::ordered_json q = nlohmann::ordered_json::object();
-        for (std::size_t i = 0; i < a.q.size(); ++i)
-            q[logratio::format_g(a.q[i])] = values.empty() || std::isnan(values[i]) ? nlohmann::ordered_json(nullptr)
-                                                                                : nlohmann::ordered_json(values[i]);
-        j["quantiles"] = q;
-        if (a.sketch) {
-            j["k"] = a.sketch;
-            j["rank_error_bound"] = bound;
-        }
-        std::cout << j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+        std::cout << quantiles_json_text(a.of, a.method, a.q, values, a.sketch, bound) << "\n";
         return 0;
     }
     std::printf("%s quantiles (%s) of %llu tokens\n", a.of.c_str(), a.sketch ? "kll sketch" : a.method.c_str(),

@@ -53,8 +53,6 @@ struct base {
     static constexpr bool has_lower = false;
     /// seq_max_<name> is an option (a maximum needs x >= 0).
     static constexpr bool seq_max = true;
-    /// value() reads em (phase 1 computes expm1 only for such statistics).
-    static constexpr bool needs_expm1 = false;
     static constexpr lanes sums = lanes::own;
 
     /// The option's thresholds (rs_option::lower, rs_option::upper) in the

@@ -14,7 +14,6 @@ namespace rs_stats {
 
 struct k3 : base {
     static constexpr const char* name = "k3";
-    static constexpr bool needs_expm1 = true;
     static constexpr lanes sums = lanes::k3_kl;
 
     template <class V>

@@ -11,7 +11,7 @@
 //   1. one header in this folder (abs_delta.hpp): a struct deriving from
 //      rs_stats::base with its name, its value on lanes, the interval of delta
 //      where it stays inside its bounds, and whichever of base's defaults
-//      differ (a lower bound, no seq_max, reads expm1, other extremes) --
+//      differ (a lower bound, no seq_max, other extremes) --
 //      base.hpp says what each member means;
 //   2. here: its #include, and its type at the end of rs_stat_list.
 // That is all: options token_<name>, seq_sum_<name>, seq_mean_<name> (and

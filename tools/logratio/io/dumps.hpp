@@ -1,0 +1,57 @@
+#pragma once
+// A directory of token dumps (one safetensors file per run and update) to
+// the long panel table: every file's panel, computed in parallel, with the
+// run, group and update taken from the file's __metadata__ (keys run, group,
+// update) or from a path pattern such as "{group}/{run}/update_{update}.safetensors".
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <logratio/panel/mismatch_split.hpp>
+#include <logratio/panel/panel_accumulator.hpp>
+
+#include "mapped_file.hpp"
+#include "panel_input.hpp"
+#include "safetensors.hpp"
+#include "tensor_names.hpp"
+
+namespace logratio_cli {
+
+struct dump_panel {
+    std::string path, run, group;
+    double update = 0;
+    logratio::panel panel;
+    std::optional<logratio::mismatch_split> split;  ///< when the dump has old_logprobs
+};
+
+/// Every *.safetensors file under dir (recursively), sorted by path.
+std::vector<std::string> list_dumps(const std::string& dir);
+
+/// A path pattern with {run}, {group} and {update} fields, as a regex over
+/// the path relative to the dump directory.
+class path_pattern {
+public:
+    explicit path_pattern(const std::string& p);
+    /// Fills run/group/update from rel; false when it does not match.
+    bool match(const std::string& rel, dump_panel& d) const;
+    const std::string& text() const { return text_; }
+
+private:
+    struct compiled;
+    std::string text_;
+    std::vector<std::string> fields_;
+    std::shared_ptr<const compiled> re_;
+};
+
+/// The panel (with quantiles) of one dump, and its identity.
+dump_panel panel_of_dump(const std::string& path, const std::string& rel, const path_pattern* pattern,
+                         const logratio::panel_options& opt);
+
+/// Panels of every dump under dir, `threads` files at a time; a progress bar
+/// on stderr when it is a terminal. The first error stops the work and is
+/// rethrown (naming its file).
+std::vector<dump_panel> panels_of_directory(const std::string& dir, const std::string& pattern,
+                                            const logratio::panel_options& opt, unsigned threads);
+
+}  // namespace logratio_cli

@@ -1,0 +1,106 @@
+#pragma once
+// Tables of per-update metrics, as users export them:
+//  - long format (CSV or JSON Lines): one row per update with columns run,
+//    group, update and metric columns;
+//  - logging-history exports (W&B-style CSV, one file per run): `_step` is a
+//    logging-event counter, not a training step; rows are sparse (each event
+//    logs some metrics); the training step is in a column such as
+//    `train/step`.
+// Missing cells stay missing (NaN in the series): never interpolated, never 0.
+// Errors name the file, line and column.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+#include <logratio/runs/run_series.hpp>
+
+namespace logratio_cli {
+
+/// A table of text cells. The cells are views into `storage` (the file's
+/// bytes, quoted CSV fields unescaped in place), row-major; `line[i]` is the
+/// 1-based source line of row i. Movable, not copyable (the views would
+/// point into the original).
+struct text_table {
+    std::string path;
+    std::vector<std::string> columns;
+    std::vector<char> storage;  ///< a vector keeps its buffer when moved
+    std::vector<std::string_view> cells;
+    std::vector<std::size_t> line;
+
+    text_table() = default;
+    text_table(text_table&&) = default;
+    text_table& operator=(text_table&&) = default;
+    text_table(const text_table&) = delete;
+    text_table& operator=(const text_table&) = delete;
+
+    std::size_t row_count() const { return line.size(); }
+    std::string_view cell(std::size_t row, std::size_t col) const { return cells[row * columns.size() + col]; }
+    std::optional<std::size_t> column(const std::string& name) const;
+    /// "a, b, c": the columns, for messages.
+    std::string column_list() const;
+};
+
+/// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines;
+/// CRLF or LF line ends; the first record is the header; blank lines are
+/// skipped. One pass over the bytes; cells are views (text_table).
+text_table parse_csv(const std::string& text, const std::string& path);
+
+/// JSON Lines: one object per line, keys are columns (union over all lines,
+/// in order of first appearance); null or absent = missing.
+text_table parse_jsonl(const std::string& text, const std::string& path);
+
+/// The whole file; logratio::error naming it when it cannot be read.
+std::string read_text_file(const std::string& path);
+bool ends_with(const std::string& s, const std::string& suf);
+
+/// CSV or JSON Lines by extension; a UTF-8 byte-order mark (Excel, some
+/// Windows tools) is skipped; CRLF line ends are read as LF.
+text_table read_table(const std::string& path);
+
+/// A cell's text as a number: empty, nan, NaN, null, None, NA = missing
+/// (NaN); surrounding spaces and tabs are ignored; std::nullopt if it is not
+/// a number. std::from_chars: correctly rounded, locale-independent.
+std::optional<double> cell_number(std::string_view s);
+
+/// A cell as a number (cell_number); a non-number is an error naming the
+/// file, line and column.
+double parse_cell(const text_table& t, std::size_t row, std::size_t col);
+
+/// How to read a logging-history export into updates.
+struct history_options {
+    std::string step_column;       ///< the training-step column (e.g. train/step); required
+    double update_offset = 0;      ///< update = step + update_offset
+    long steps_per_batch = 1;      ///< rollout batch = floor(step / steps_per_batch); position = step mod it
+    std::string grad_norm_column;  ///< updates whose value here is exactly 0 are listed
+    std::string run, group;        ///< names (default: file stem, parent directory)
+};
+
+/// One run's series plus what the tool reports beside the statistics.
+struct run_input {
+    logratio::run_series series;
+    std::vector<long> position;          ///< position of each update in its rollout batch (history exports)
+    std::vector<double> zero_grad_norm;  ///< updates with a recorded zero gradient norm
+    std::vector<std::string> notes;
+};
+
+/// The long format: columns run, group, update and the metric. Rows keep
+/// their order within a run after sorting by update; (run, update) pairs
+/// must be unique; a run must stay in one group.
+void long_format_runs(const text_table& t, const std::string& metric, std::vector<run_input>& out);
+
+/// "a/b/run 1.csv" -> "run 1"; the directory holding a path ("all" if none).
+std::string path_stem(const std::string& p);
+std::string parent_name(const std::string& p);
+
+/// A logging-history export of one run: rows merged per training step (the
+/// last non-missing value of an event wins), events without a step skipped
+/// (counted in a note), zero gradient norms listed.
+run_input history_run(const text_table& t, const std::string& metric, const history_options& o);
+
+/// Keeps only the updates at `position` inside their rollout batch.
+void keep_position(run_input& r, long position);
+
+}  // namespace logratio_cli

@@ -1,0 +1,254 @@
+#include "json_history.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+
+#include "json_scan.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+namespace detail {
+
+/// One value of a record as read: a number (booleans 1/0, Python's NaN and
+/// infinities), null, a string, an array, an object (its values are entries
+/// of their own), or a W&B media object (an object with `_type`: tables,
+/// histograms, images; its values are dropped).
+struct json_entry {
+    enum kind_t : char { number, null, string, array, object, media } kind = null;
+    bool top = false;  ///< a key of the record itself (not of a nested object)
+    std::string key;   ///< nested keys flattened with '/'
+    double value = 0;
+    std::string str;  ///< a top-level string's text (run names)
+};
+
+/// The runs of JSON history records, read in one pass (json_scanner): each
+/// record's entries are collected, then its step, run and time decide where
+/// the values go.
+struct json_records_reader {
+    std::string path;
+    std::map<std::string, run_builder> runs;
+    std::set<std::string> skipped;  ///< keys with nested or text values
+    std::string step_name;
+    const key_filter* keys = nullptr;
+    std::vector<json_entry> entries;  ///< this record's (capacity reused)
+    std::size_t used = 0;
+    std::string member;  ///< key buffer
+
+    json_entry& push(const std::string& key, json_entry::kind_t kind, bool top) {
+        if (used == entries.size()) entries.emplace_back();
+        auto& e = entries[used++];
+        e.key.assign(key);
+        e.kind = kind;
+        e.top = top;
+        return e;
+    }
+
+    /// The value at `js` under `key` (flattened); objects are descended.
+    void read_value(json_scanner& js, std::string& key, bool top, int depth) {
+        switch (js.peek()) {
+        case '{': {
+            if (depth >= json_scanner::max_depth) js.fail("nested more than 256 levels deep");
+            const std::size_t mark = used;
+            push(key, json_entry::object, top);
+            const std::size_t base = key.size();
+            bool first = true, media = false;
+            while (js.next_member(first, member)) {
+                media = media || member == "_type";  // W&B media, tables, histograms
+                key.resize(base);
+                key += '/';
+                key += member;
+                read_value(js, key, false, depth + 1);
+            }
+            key.resize(base);
+            if (media && !(top && key == "data")) {  // a verl data dict is decided per record
+                used = mark;
+                push(key, json_entry::media, top);
+            } else if (media) {
+                entries[mark].kind = json_entry::media;
+            }
+            return;
+        }
+        case '"': {
+            auto& e = push(key, json_entry::string, top);
+            js.string(e.str);
+            return;
+        }
+        case '[':
+            js.skip_value(depth);
+            push(key, json_entry::array, top);
+            return;
+        case 't': js.literal("true"); push(key, json_entry::number, top).value = 1; return;
+        case 'f': js.literal("false"); push(key, json_entry::number, top).value = 0; return;
+        case 'n': js.literal("null"); push(key, json_entry::null, top); return;
+        default: {
+            const double x = js.number();
+            push(key, json_entry::number, top).value = x;
+        }
+        }
+    }
+
+    const json_entry* top_entry(const char* key) const {
+        for (std::size_t i = 0; i < used; ++i)
+            if (entries[i].top && entries[i].key == key) return &entries[i];
+        return nullptr;
+    }
+    static std::optional<double> number_of(const json_entry& e) {
+        if (e.kind == json_entry::number) return e.value;
+        if (e.kind == json_entry::null) return std::numeric_limits<double>::quiet_NaN();
+        return std::nullopt;
+    }
+    /// The run key: the first of run_id, run, name holding a string.
+    const json_entry* run_key() const {
+        for (const char* k : {"run_id", "run", "name"})
+            if (const auto* e = top_entry(k); e && e->kind == json_entry::string) return e;
+        return nullptr;
+    }
+
+    /// One record (an object) read from `js`.
+    void record(json_scanner& js, std::size_t line, std::size_t index) {
+        using logratio::detail::concat;
+        const auto place = [&] { return line ? concat(path, ": line ", line) : concat(path, ": record ", index); };
+        if (js.peek() != '{') {
+            js.skip_value();
+            throw logratio::format_error(place() + ": not a JSON object");
+        }
+        used = 0;
+        std::string key;
+        bool first = true;
+        while (js.next_member(first, member)) {
+            key = member;
+            read_value(js, key, true, 1);
+        }
+        add_record(place, line);
+    }
+
+    /// The entries of the record just read go to their run at its step.
+    template <class Place>
+    void add_record(const Place& place, std::size_t line) {
+        const json_entry* data = top_entry("data");
+        const char* step_key = nullptr;
+        std::string sname;
+        bool verl = false;
+        if (top_entry("_step")) {
+            step_key = "_step";
+            sname = "_step";
+        } else if (top_entry("step") && data && (data->kind == json_entry::object || data->kind == json_entry::media)) {
+            step_key = "step";
+            sname = "step (verl file logger)";
+            verl = true;
+        } else if (top_entry("step")) {
+            step_key = "step";
+            sname = "step";
+        } else {
+            throw logratio::format_error(place() + ": a history record needs '_step' (W&B) or 'step' (verl, TRL)");
+        }
+        if (step_name.empty()) step_name = sname;
+        else if (step_name != sname)
+            throw logratio::format_error(place() + ": record has '" + step_key + "' but earlier records used " + step_name);
+        const auto s = number_of(*top_entry(step_key));
+        if (!s || std::isnan(*s)) throw logratio::format_error(place() + ": '" + step_key + "' is not a number");
+        const std::int64_t step = integer_step(*s, place());
+        const json_entry* rk = run_key();
+        const std::string name = rk ? rk->str : file_stem(path);
+        auto it = runs.find(name);
+        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
+        double wall = std::nan("");
+        if (const auto* t = top_entry("_timestamp"))
+            if (const auto w = number_of(*t)) wall = *w;
+        const bool data_is_media = data && data->kind == json_entry::media;
+        for (std::size_t i = 0; i < used; ++i) {
+            const json_entry& e = entries[i];
+            std::string_view k = e.key;
+            const bool in_data = !e.top && k.size() >= 5 && k.compare(0, 5, "data/") == 0;
+            if (verl) {  // only the data dict's values, without the "data/" prefix
+                if (!in_data) continue;
+                k.remove_prefix(5);
+            } else if (e.top && (k == step_key || k == "_runtime" || k == "_timestamp" || &e == rk)) {
+                continue;
+            } else if (in_data && data_is_media) {
+                continue;  // inside a top-level media object named data
+            }
+            add_entry(it->second, e, std::string(k), step, wall, line);
+        }
+    }
+
+    void add_entry(run_builder& b, const json_entry& e, const std::string& key, std::int64_t step, double wall,
+                   std::size_t line) {
+        switch (e.kind) {
+        case json_entry::object:
+        case json_entry::null: return;  // an object's values are entries of their own; null: not logged
+        case json_entry::media: skipped.insert(key); return;
+        case json_entry::string:
+        case json_entry::array:
+            if (b.wants(key)) skipped.insert(key);
+            return;
+        case json_entry::number:
+            if (b.wants(key)) b.add(b.of(key), step, e.value, wall, path, line);
+        }
+    }
+};
+
+}  // namespace detail
+
+/// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
+char first_significant_byte(const std::string& text) {
+    std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
+    return i < text.size() ? text[i] : '\0';
+}
+
+/// The runs of a JSON history (`text` is the file's content); `keys`: the
+/// metrics read (the others are listed as unread).
+history_set read_json_history_text(const std::string& text, const std::string& path, const key_filter& keys) {
+    detail::json_records_reader r;
+    r.path = path;
+    r.keys = &keys;
+    const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    history_set out;
+    out.input = path;
+    const std::string_view all = std::string_view(text).substr(bom);
+    if (first_significant_byte(text) == '[') {  // one array of records
+        json_scanner js(all, path);
+        bool first = true;
+        for (std::size_t i = 0; js.next_element(first); ++i) r.record(js, 0, i);
+        if (!js.at_end()) js.fail("text after the array");
+        out.reader = "JSON history (array)";
+    } else {  // JSON Lines: one record per line
+        std::size_t line = 1;
+        json_scanner js(std::string_view(), path);
+        for (std::size_t pos = 0; pos <= all.size(); ++line) {
+            std::size_t nl = all.find('\n', pos);
+            if (nl == std::string_view::npos) nl = all.size();
+            const std::string_view s = all.substr(pos, nl - pos);
+            if (s.find_first_not_of(" \t\r") != std::string_view::npos) {
+                js.reset(s, line);
+                r.record(js, line, 0);
+                if (!js.at_end()) js.fail("text after the record");
+            }
+            pos = nl + 1;
+        }
+        out.reader = "JSON Lines history";
+    }
+    if (r.runs.empty()) throw logratio::format_error(path + ": no history records");
+    if (r.step_name == "step (verl file logger)") out.reader = "verl file-logger history";
+    out.runs = finish_runs(r.runs);
+    // A one-run file (no run key): the directory holding it is its group.
+    if (out.runs.size() == 1 && out.runs[0].name == file_stem(path)) out.runs[0].group = parent_dir_name(path);
+    if (!r.skipped.empty()) {
+        std::string keys;
+        for (const auto& k : r.skipped) keys += (keys.empty() ? "" : ", ") + k;
+        out.notes.push_back(path + ": skipped non-scalar values (tables, histograms, media, text) of: " + keys);
+    }
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,34 @@
+#pragma once
+// JSON run histories:
+//  - W&B scan_history() / history(pandas=False) records (wandb/wandb
+//    wandb/apis/public/runs.py @00ff1266): one object per logging event with
+//    `_step` (W&B's event counter), `_runtime`, `_timestamp` and the logged
+//    keys; saved as JSON Lines or as one JSON array per run. Several runs in
+//    one file carry a `run_id`, `run` or `name` key; runs are never merged.
+//  - verl's `file` logger (volcengine/verl verl/utils/tracking.py @1dda039b,
+//    FileLogger): lines {"step": N, "data": {...}}, N = verl's global step;
+//    nested `data` objects are flattened with '/'.
+//  - records with a plain `step` (e.g. TRL's log_history entries).
+// Python's NaN / Infinity / -Infinity are accepted; null is "not logged";
+// nested values (W&B tables, histograms, media) and strings are skipped with
+// a note naming their keys. Read in one pass with json_scanner (no document
+// is built); a key listed twice in one record with two values is an error.
+#include <string>
+
+#include <logratio/core/error.hpp>
+
+#include "history.hpp"
+#include "json_scan.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+/// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
+char first_significant_byte(const std::string& text);
+
+/// The runs of a JSON history (`text` is the file's content); `keys`: the
+/// metrics read (the others are listed as unread).
+history_set read_json_history_text(const std::string& text, const std::string& path,
+                                   const key_filter& keys = key_filter());
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,39 @@
+#pragma once
+// JSON as Python writes it: json.dumps (allow_nan=True, the default) emits
+// the bare tokens NaN, Infinity and -Infinity, which strict JSON parsers
+// reject (Python's json module, "Infinite and NaN Number Values":
+// https://docs.python.org/3/library/json.html). W&B's scan_history records,
+// verl's file logger (json.dumps of the metrics dict) and TRL's
+// trainer_state.json (json.dumps in TrainerState.save_to_json) all can hold
+// them. Here they are rewritten, outside strings, to marker strings that
+// `number_of` turns back into NaN / +-inf; everything else is nlohmann_json.
+// Syntax errors name the file and line.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <logratio/core/error.hpp>
+
+namespace logratio_cli::trackers {
+
+/// The text with Python's NaN / Infinity / -Infinity (outside strings)
+/// replaced by quoted markers; newlines are kept, so line numbers hold.
+std::string rewrite_python_json(const std::string& text);
+
+/// Parses `text` (one JSON document; Python's non-finite tokens allowed).
+/// `first_line` is the line of `text`'s first character in `file`.
+nlohmann::json parse_python_json(const std::string& text, const std::string& file, std::size_t first_line = 1);
+
+/// A JSON value as a scalar number: numbers, booleans (1/0) and the
+/// non-finite markers; null is missing (NaN). Anything else (strings,
+/// objects, arrays: W&B tables, histograms, media) is not a scalar.
+std::optional<double> number_of(const nlohmann::json& v);
+
+/// Whether `text` is one JSON object (Python's non-finite tokens allowed)
+/// holding every key of `keys`; false for anything else, invalid JSON included.
+bool json_object_has(const std::string& text, const std::string& file, const std::vector<std::string>& keys);
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,123 @@
+#include "mlflow_files.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include <logratio/core/error.hpp>
+
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+namespace {
+
+bool is_mlflow_run_dir(const fs::path& d) {
+    return is_dir(d / "metrics") && (is_file(d / "meta.yaml") || is_dir(d / "tags"));
+}
+
+}  // namespace
+
+std::vector<fs::path> mlflow_run_dirs(const fs::path& root) {
+    std::vector<fs::path> out;
+    if (is_mlflow_run_dir(root)) return {root};
+    for (const auto& e : sorted_entries(root)) {
+        if (!is_dir(e)) continue;
+        if (is_mlflow_run_dir(e)) out.push_back(e);
+        else
+            for (const auto& r : sorted_entries(e))
+                if (is_dir(r) && is_mlflow_run_dir(r)) out.push_back(r);
+    }
+    return out;
+}
+
+namespace {
+
+std::string first_line_of(const fs::path& p) {
+    std::ifstream f(p);
+    std::string s;
+    std::getline(f, s);
+    while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+/// tags/mlflow.runName, else meta.yaml's run_name, else the run id.
+std::string mlflow_run_name(const fs::path& run) {
+    if (is_file(run / "tags" / "mlflow.runName")) {
+        const std::string n = first_line_of(run / "tags" / "mlflow.runName");
+        if (!n.empty()) return n;
+    }
+    std::ifstream meta(run / "meta.yaml");
+    for (std::string line; std::getline(meta, line);)
+        if (line.rfind("run_name: ", 0) == 0) {
+            std::string n = line.substr(10);
+            while (!n.empty() && (n.back() == '\r' || n.back() == ' ')) n.pop_back();
+            if (n.size() >= 2 && (n.front() == '\'' || n.front() == '"') && n.back() == n.front()) n = n.substr(1, n.size() - 2);
+            if (!n.empty()) return n;
+        }
+    return run.filename().string();
+}
+
+/// One metrics/<key> file into the run.
+void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_builder& b) {
+    using logratio::detail::concat;
+    const std::string name = file.string();
+    std::ifstream f(file, std::ios::binary);
+    if (!f) throw logratio::error(name + ": cannot open: " + std::strerror(errno));
+    auto& series = b.of(key);
+    std::string line;
+    for (std::size_t n = 1; std::getline(f, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        double field[3] = {0, 0, 0};  // timestamp value step (older stores: no step)
+        int k = 0;
+        const char* p = line.c_str();
+        for (;;) {
+            while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
+            if (!*p) break;
+            char* end = nullptr;
+            const double x = std::strtod(p, &end);
+            if (end == p || k == 3 || (*end && *end != ' ' && *end != '\t' && *end != '\r'))
+                throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>' numbers, got '",
+                                                    line, "'"));
+            field[k++] = x;
+            p = end;
+        }
+        if (k < 2) throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>', got '", line, "'"));
+        const double step = field[2];
+        if (!is_integer_step(step))
+            integer_step(step, concat(name, ": line ", n));  // throws, naming the place
+        b.add(series, static_cast<std::int64_t>(step), field[1], field[0] / 1000.0, name, n);
+    }
+}
+
+}  // namespace
+
+history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
+    const auto dirs = mlflow_run_dirs(path);
+    if (dirs.empty())
+        throw logratio::format_error(path + ": no MLflow run directories (<experiment>/<run>/metrics/ with meta.yaml)");
+    history_set out;
+    out.reader = "MLflow file store";
+    out.input = path;
+    std::map<std::string, run_builder> runs;
+    for (const auto& d : dirs) {
+        const std::string name = mlflow_run_name(d);
+        if (runs.count(name))
+            throw logratio::format_error(d.string() + ": run name '" + name + "' is also the name of " +
+                                         runs[name].run().source + " (two runs never merge; rename one)");
+        auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
+        std::vector<fs::path> files;
+        find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
+        for (const auto& f : files) {
+            const std::string key = relative_name(f, d / "metrics");
+            if (b.wants(key)) read_mlflow_metric_file(f, key, b);
+        }
+    }
+    out.runs = finish_runs(runs);
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

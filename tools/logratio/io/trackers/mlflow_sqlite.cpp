@@ -1,0 +1,146 @@
+#include "mlflow_sqlite.hpp"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <logratio/core/error.hpp>
+
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+namespace {
+
+struct sqlite_closer {
+    void operator()(sqlite3* d) const { sqlite3_close(d); }
+};
+struct stmt_closer {
+    void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using sqlite_db = std::unique_ptr<sqlite3, sqlite_closer>;
+using sqlite_stmt = std::unique_ptr<sqlite3_stmt, stmt_closer>;
+
+sqlite_stmt prepare(sqlite3* db, const std::string& path, const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
+        const std::string msg = sqlite3_errmsg(db);
+        sqlite3_finalize(s);
+        throw logratio::format_error(path + ": SQLite: " + msg);
+    }
+    return sqlite_stmt(s);
+}
+
+std::string text_col(sqlite3_stmt* s, int i) {
+    const auto* t = sqlite3_column_text(s, i);
+    return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+int step_row(sqlite3* db, sqlite3_stmt* s, const std::string& path) {
+    const int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw logratio::format_error(path + ": SQLite: " + sqlite3_errmsg(db));
+    return rc;
+}
+
+std::set<std::string> table_names(sqlite3* db, const std::string& path) {
+    std::set<std::string> out;
+    auto s = prepare(db, path, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (step_row(db, s.get(), path) == SQLITE_ROW) out.insert(text_col(s.get(), 0));
+    return out;
+}
+
+/// run_uuid -> name: tags' mlflow.runName, else runs.name, else the uuid.
+std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const std::string& path, bool has_tags) {
+    std::map<std::string, std::string> names;
+    auto s = prepare(db, path, "SELECT run_uuid, name FROM runs");
+    while (step_row(db, s.get(), path) == SQLITE_ROW) {
+        const std::string n = text_col(s.get(), 1);
+        names[text_col(s.get(), 0)] = n.empty() ? text_col(s.get(), 0) : n;
+    }
+    if (has_tags) {
+        auto t = prepare(db, path, "SELECT run_uuid, value FROM tags WHERE key = 'mlflow.runName'");
+        while (step_row(db, t.get(), path) == SQLITE_ROW)
+            if (!text_col(t.get(), 1).empty()) names[text_col(t.get(), 0)] = text_col(t.get(), 1);
+    }
+    return names;
+}
+
+/// The metrics query: every row, or (a key_filter) only the wanted keys,
+/// which MLflow's primary key (key, timestamp, step, run_uuid, ...) indexes.
+sqlite_stmt metrics_query(sqlite3* db, const std::string& path, const key_filter& keys) {
+    std::string sql = "SELECT run_uuid, key, value, timestamp, step, is_nan FROM metrics";
+    if (!keys.keeps_all()) {
+        sql += " WHERE key IN (";
+        for (std::size_t i = 0; i < keys.wanted().size(); ++i) sql += i ? ",?" : "?";
+        sql += ")";
+    }
+    sql += " ORDER BY rowid";
+    auto s = prepare(db, path, sql.c_str());
+    for (std::size_t i = 0; !keys.keeps_all() && i < keys.wanted().size(); ++i)
+        sqlite3_bind_text(s.get(), static_cast<int>(i + 1), keys.wanted()[i].c_str(), -1, SQLITE_TRANSIENT);
+    return s;
+}
+
+/// The (run, key) pairs of the store without their values: MLflow's
+/// latest_metrics table (one row per pair) where present.
+sqlite_stmt metric_names_query(sqlite3* db, const std::string& path, bool has_latest) {
+    return prepare(db, path, has_latest ? "SELECT run_uuid, key FROM latest_metrics"
+                                        : "SELECT DISTINCT run_uuid, key FROM metrics");
+}
+
+}  // namespace
+
+history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) {
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    sqlite_db db(raw);
+    if (rc != SQLITE_OK)
+        throw logratio::error(path + ": cannot open as SQLite: " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
+    const auto tables = table_names(db.get(), path);
+    if (!tables.count("metrics") || !tables.count("runs")) {
+        std::string list;
+        for (const auto& t : tables) list += (list.empty() ? "" : ", ") + t;
+        throw logratio::format_error(path + ": an SQLite database without MLflow's tables 'metrics' and 'runs' (tables: " +
+                                     (list.empty() ? std::string("none") : list) + "); give an MLflow tracking database");
+    }
+    const auto names = mlflow_run_names(db.get(), path, tables.count("tags") > 0);
+    std::map<std::string, std::string> uuid_of;  // name -> uuid: two runs with one name never merge
+    for (const auto& [uuid, name] : names) {
+        auto ins = uuid_of.emplace(name, uuid);
+        if (!ins.second)
+            throw logratio::format_error(path + ": runs " + ins.first->second + " and " + uuid + " are both named '" +
+                                         name + "' (two runs never merge; rename one)");
+    }
+    std::map<std::string, run_builder> runs;
+    const auto builder = [&](const std::string& uuid) -> run_builder& {
+        auto n = names.find(uuid);
+        const std::string name = n == names.end() ? uuid : n->second;
+        auto it = runs.find(name);
+        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path + " run " + uuid, "MLflow step", &keys)).first;
+        return it->second;
+    };
+    if (!keys.keeps_all()) {  // the names of the metrics not read
+        auto k = metric_names_query(db.get(), path, tables.count("latest_metrics") > 0);
+        while (step_row(db.get(), k.get(), path) == SQLITE_ROW)
+            builder(text_col(k.get(), 0)).wants(text_col(k.get(), 1));
+    }
+    auto s = metrics_query(db.get(), path, keys);
+    while (step_row(db.get(), s.get(), path) == SQLITE_ROW) {
+        auto& b = builder(text_col(s.get(), 0));
+        const bool is_nan = sqlite3_column_int(s.get(), 5) != 0;
+        const double v = is_nan ? std::nan("") : sqlite3_column_double(s.get(), 2);
+        const double t = sqlite3_column_double(s.get(), 3) / 1000.0;
+        b.add(text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t, path, 0);
+    }
+    if (runs.empty()) throw logratio::format_error(path + ": the MLflow database has no metrics");
+    history_set out;
+    out.reader = "MLflow SQLite store";
+    out.input = path;
+    out.runs = finish_runs(runs);
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

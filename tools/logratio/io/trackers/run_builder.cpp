@@ -1,0 +1,116 @@
+#include "run_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <logratio/core/error.hpp>
+
+namespace logratio_cli::trackers {
+
+bool run_builder::wants(const std::string& metric) {
+    if (!keys_ || keys_->keeps(metric)) return true;
+    run_.unread.insert(metric);
+    return false;
+}
+
+void run_builder::add(const std::string& metric, std::int64_t step, double value, double wall_time,
+                      const std::string& file, std::size_t line) {
+    if (wants(metric)) add(of(metric), step, value, wall_time, file, line);
+}
+
+run_history run_builder::finish() {
+    for (auto& [metric, pts] : points_) {
+        const auto by_step = [](const entry& a, const entry& b) { return a.p.step < b.p.step; };
+        if (!std::is_sorted(pts.begin(), pts.end(), by_step)) std::stable_sort(pts.begin(), pts.end(), by_step);
+        auto& v = run_.metrics[metric];
+        v.clear();
+        v.reserve(pts.size());
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+            if (i > 0 && pts[i].p.step == pts[i - 1].p.step) {
+                check_same(metric, pts[i - 1], pts[i]);
+                continue;
+            }
+            v.push_back(pts[i].p);
+        }
+        series().swap(pts);
+    }
+    points_.clear();
+    return std::move(run_);
+}
+
+void run_builder::check_same(const std::string& metric, const entry& first, const entry& again) const {
+    const double a = first.p.value, b = again.p.value;
+    if (a == b || (std::isnan(a) && std::isnan(b))) return;
+    using logratio::detail::concat;
+    const std::string& f = files_[again.file];
+    throw logratio::format_error(concat(f, where(again.line), ": run '", run_.name, "', metric '", metric, "', step ",
+                                        again.p.step, ": ", b, " here but ", a, where_before(first, f),
+                                        " (conflicting duplicate step)"));
+}
+
+std::string run_builder::where_before(const entry& e, const std::string& file) const {
+    const std::string& f = files_[e.file];
+    if (f != file) return " in " + f + where(e.line);
+    return e.line ? " on line " + std::to_string(e.line) : std::string(" before");
+}
+
+std::uint32_t run_builder::file_index(const std::string& file) {
+    if (files_.empty()) files_.push_back(run_.source);
+    if (&file == last_file_ || files_[last_] == file) {  // the same string object: no compare per point
+        last_file_ = &file;
+        return last_;
+    }
+    last_file_ = &file;
+    for (std::uint32_t i = 0; i < files_.size(); ++i)
+        if (files_[i] == file) return last_ = i;
+    files_.push_back(file);
+    return last_ = static_cast<std::uint32_t>(files_.size() - 1);
+}
+
+std::string run_builder::where(std::size_t line) { return line ? ": line " + std::to_string(line) : std::string(); }
+
+/// Every run of a reader, sorted by name (std::map keeps them so).
+std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs) {
+    std::vector<run_history> out;
+    out.reserve(runs.size());
+    for (auto& [name, b] : runs) out.push_back(b.finish());
+    return out;
+}
+
+/// The last path component without its extension ("a/b/run 1.csv" -> "run 1").
+std::string file_stem(const std::string& p) {
+    const auto slash = p.find_last_of('/');
+    std::string s = slash == std::string::npos ? p : p.substr(slash + 1);
+    const auto dot = s.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? s : s.substr(0, dot);
+}
+
+/// The name of the directory holding `p` ("" when `p` has no directory part).
+std::string parent_dir_name(const std::string& p) {
+    std::string d = p;
+    while (d.size() > 1 && d.back() == '/') d.pop_back();
+    const auto slash = d.find_last_of('/');
+    if (slash == std::string::npos) return "";
+    d = d.substr(0, slash);
+    const auto s2 = d.find_last_of('/');
+    const std::string name = s2 == std::string::npos ? d : d.substr(s2 + 1);
+    return name == "." || name == ".." ? "" : name;
+}
+
+/// A step read as a double (CSV cell, JSON number) as an integer step: an
+/// error naming the place if it is not an integer within +-2^53.
+std::int64_t integer_step(double s, const std::string& place) {
+    if (!is_integer_step(s))
+        throw logratio::format_error(logratio::detail::concat(place, ": step ", s, " is not an integer (or beyond 2^53)"));
+    return static_cast<std::int64_t>(s);
+}
+
+/// The same for a table cell: the message (built only on error) names the
+/// file, line and column.
+std::int64_t integer_step(double s, const std::string& file, std::size_t line, const std::string& column) {
+    if (!is_integer_step(s))
+        integer_step(s, logratio::detail::concat(file, ": line ", line, ", column '", column, "'"));
+    return static_cast<std::int64_t>(s);
+}
+
+}  // namespace logratio_cli::trackers

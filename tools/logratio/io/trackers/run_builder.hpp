@@ -1,0 +1,90 @@
+#pragma once
+// Collects one run's points as a reader meets them (appended, any order)
+// and hands back a run_history with every metric sorted by step. A
+// (metric, step) met twice with the same value (or NaN twice) is kept once;
+// with different values it is an error naming the file, both lines and the
+// step: readers never pick one of two conflicting numbers.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+
+#include "history.hpp"
+
+namespace logratio_cli::trackers {
+
+class run_builder {
+public:
+    /// The points of one metric as read (any order; duplicates resolved in finish()).
+    struct entry {
+        point p;
+        std::size_t line;
+        std::uint32_t file;  ///< index into files_ (0: the run's source)
+    };
+    using series = std::vector<entry>;
+
+    run_builder() = default;
+    /// `keys` (may be null: every key) must outlive the builder.
+    run_builder(std::string name, std::string source, std::string step_name, const key_filter* keys = nullptr)
+        : keys_(keys) {
+        run_.name = std::move(name);
+        run_.source = std::move(source);
+        run_.step_name = std::move(step_name);
+    }
+    run_history& run() { return run_; }
+
+    /// The points of `metric`; readers may keep the reference (one per
+    /// column) and call add(series&, ...) to skip the name lookup.
+    series& of(const std::string& metric) { return points_[metric]; }
+
+    /// Whether the reader should read `metric`'s values; a metric it should
+    /// not is remembered by name (run_history::unread).
+    bool wants(const std::string& metric);
+
+    /// `line` is where the point was read (a line number, or 0 when the
+    /// format has none: the message then names `file` only).
+    void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
+        s.push_back(entry{point{step, value, wall_time}, line, file_index(file)});
+    }
+    /// Adds a point of `metric` if the filter wants it.
+    void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
+             std::size_t line);
+
+    /// The run with every metric sorted by step; a step met twice keeps one
+    /// point if the values agree (NaN and NaN agree), else it is an error.
+    run_history finish();
+
+private:
+    void check_same(const std::string& metric, const entry& first, const entry& again) const;
+    static std::string where(std::size_t line);
+    std::string where_before(const entry& e, const std::string& file) const;
+    std::uint32_t file_index(const std::string& file);
+    const key_filter* keys_ = nullptr;
+    run_history run_;
+    std::map<std::string, series> points_;
+    std::vector<std::string> files_;  ///< the files points came from (a run may span several)
+    std::uint32_t last_ = 0;
+    const std::string* last_file_ = nullptr;
+};
+
+/// Every run of a reader, sorted by name (std::map keeps them so).
+std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs);
+
+/// The last path component without its extension ("a/b/run 1.csv" -> "run 1").
+std::string file_stem(const std::string& p);
+
+/// The name of the directory holding `p` ("" when `p` has no directory part).
+std::string parent_dir_name(const std::string& p);
+
+/// A step read as a double (CSV cell, JSON number) as an integer step: an
+/// error naming the place if it is not an integer within +-2^53.
+std::int64_t integer_step(double s, const std::string& place);
+
+/// The same for a table cell: the message (built only on error) names the
+/// file, line and column.
+std::int64_t integer_step(double s, const std::string& file, std::size_t line, const std::string& column);
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,62 @@
+#pragma once
+// The one place where tracker histories (history_set) become the run series
+// `logratio runs` / `report` analyse, like rows of a long table:
+//  - the metric: --metric, else the first documented mismatch metric that
+//    any run logged (mismatch_metrics());
+//  - the step: the tracker's own training step (TensorBoard, MLflow, TRL
+//    log_history, verl file logger, a chart's custom x-axis); for W&B
+//    histories, whose `_step` counts logging events, the framework's step
+//    metric (slime train/step or rollout/step, verl training/global_step,
+//    TRL/OpenRLHF train/global_step), else the clear error of today;
+//    --step-column overrides;
+//  - the group: --group-pattern on run names, else what the layout or tags
+//    gave, else one group "all" (and a note that a comparison needs groups).
+// Missing values stay missing (NaN); nothing is interpolated.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+
+#include "../table.hpp"
+#include "history.hpp"
+
+namespace logratio_cli::trackers {
+
+/// Mismatch metrics in the order they are chosen when --metric is not given.
+struct known_metric {
+    const char* name;
+    const char* from;
+};
+const std::vector<known_metric>& mismatch_metrics();
+
+/// Training-step metrics of W&B histories, and whose they are.
+const std::vector<known_metric>& step_metrics();
+
+/// `_step` (or a stand-in for it) counts W&B logging events, not training steps.
+bool counts_logging_events(const std::string& step_name);
+
+/// The run's metrics, read or not (key_filter), sorted, at most `at_most`.
+std::string metric_list(const run_history& r, std::size_t at_most = 30);
+
+/// What `logratio runs` reads of a history: --metric (else every documented
+/// mismatch metric, one of which it picks), the framework step metrics,
+/// --step-column and --grad-norm-column.
+key_filter keys_to_read(const std::string& metric, const std::string& step_column,
+                        const std::string& grad_norm_column);
+
+/// --metric, or the first documented mismatch metric some run logged.
+std::string choose_metric(const std::vector<const history_set*>& sets, const std::string& given,
+                          std::vector<std::string>& notes);
+
+/// One run's series: updates = training steps (+ offset), values = the
+/// metric there (NaN where the step exists but the metric is missing).
+run_input run_from_history(const run_history& r, const std::string& metric, const history_options& o,
+                           std::string& step_description);
+
+/// --group-pattern: the first capture group of REGEX (searched in the run
+/// name) is the run's group; a run it does not match is an error listing
+/// every such run.
+void apply_group_pattern(std::vector<run_input>& runs, const std::string& pattern);
+
+}  // namespace logratio_cli::trackers

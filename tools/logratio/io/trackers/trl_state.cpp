@@ -1,0 +1,148 @@
+#include "trl_state.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+
+#include "../table.hpp"
+#include "fs_walk.hpp"
+#include "json_scan.hpp"
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+namespace {
+
+/// N of "checkpoint-N", or -1.
+long checkpoint_number(const std::string& dir_name) {
+    if (dir_name.rfind("checkpoint-", 0) != 0 || dir_name.size() == 11) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(dir_name.c_str() + 11, &end, 10);
+    return *end ? -1 : n;
+}
+
+/// Each run directory's latest trainer_state.json.
+std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input) {
+    std::vector<fs::path> files;
+    if (is_file(input)) files.push_back(input);
+    else
+        find_files(input, 4, [](const fs::path& p) { return p.filename() == "trainer_state.json"; }, files);
+    std::map<fs::path, std::pair<long, fs::path>> best;
+    for (const auto& f : files) {
+        const fs::path ck = f.parent_path();
+        const long n = checkpoint_number(ck.filename().string());
+        const fs::path run = n >= 0 ? ck.parent_path() : ck;  // trainer_state.json also sits in output_dir
+        auto it = best.find(run);
+        if (it == best.end() || n > it->second.first) best[run] = {n, f};
+    }
+    std::map<fs::path, fs::path> out;
+    for (const auto& [run, e] : best) out[run] = e.second;
+    return out;
+}
+
+/// One log_history entry (at '{'): its numeric values (booleans 1/0) at its
+/// `step`; text, lists and nested values are not metrics and are passed over.
+void read_log_entry(json_scanner& js, const std::string& path, std::size_t index, run_builder& b,
+                    std::vector<std::pair<std::string, double>>& values, std::string& key) {
+    const auto place = [&] { return path + ": log_history[" + std::to_string(index) + "]"; };  // errors only
+    if (js.peek() != '{') {
+        js.skip_value();
+        throw logratio::format_error(place() + ": an entry without 'step'");
+    }
+    std::size_t used = 0;
+    std::optional<double> step;
+    bool has_step = false;
+    for (bool first = true; js.next_member(first, key);) {
+        const char c = js.peek();
+        std::optional<double> v;
+        if (c == '{' || c == '[' || c == '"' || c == 'n') js.skip_value();  // null: not logged
+        else if (c == 't' || c == 'f') {
+            js.literal(c == 't' ? "true" : "false");
+            v = c == 't' ? 1.0 : 0.0;
+        } else {
+            v = js.number();
+        }
+        if (key == "step") {
+            has_step = true;
+            step = v;
+            continue;
+        }
+        if (!v || !b.wants(key)) continue;
+        if (used == values.size()) values.emplace_back();
+        values[used].first.assign(key);
+        values[used++].second = *v;
+    }
+    if (!has_step) throw logratio::format_error(place() + ": an entry without 'step'");
+    if (!step) throw logratio::format_error(place() + ": 'step' is not a number");
+    if (!is_integer_step(*step)) integer_step(*step, place());  // throws, naming the entry
+    const auto s = static_cast<std::int64_t>(*step);
+    for (std::size_t i = 0; i < used; ++i) b.add(b.of(values[i].first), s, values[i].second, std::nan(""), path, 0);
+}
+
+/// The log_history of one trainer_state.json into the run (one pass, json_scanner).
+void read_log_history(const fs::path& file, run_builder& b) {
+    const std::string path = file.string();
+    const std::string text = read_text_file(path);
+    const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    json_scanner js(std::string_view(text).substr(bom), path);
+    const auto no_history = [&] {
+        return logratio::format_error(path + ": no 'log_history' list (not a transformers trainer_state.json)");
+    };
+    if (js.peek() != '{') {
+        js.skip_value();
+        throw no_history();
+    }
+    std::string key, entry_key;
+    std::vector<std::pair<std::string, double>> values;
+    bool found = false;
+    for (bool first = true; js.next_member(first, key);) {
+        if (key != "log_history" || found) {
+            js.skip_value();
+            continue;
+        }
+        if (js.peek() != '[') {
+            js.skip_value();
+            throw no_history();
+        }
+        found = true;
+        bool first_entry = true;
+        for (std::size_t i = 0; js.next_element(first_entry); ++i) read_log_entry(js, path, i, b, values, entry_key);
+    }
+    if (!js.at_end()) js.fail("text after the trainer state");
+    if (!found) throw no_history();
+}
+
+}  // namespace
+
+history_set read_trl_states(const std::string& input, const key_filter& keys) {
+    const auto states = latest_trainer_states(input);
+    if (states.empty()) throw logratio::format_error(input + ": no checkpoint-*/trainer_state.json");
+    const fs::path base = is_file(input) ? fs::path(input).parent_path() : fs::path(input);
+    std::map<std::string, run_builder> runs;
+    history_set out;
+    out.reader = "TRL trainer_state.json";
+    out.input = input;
+    for (const auto& [run_dir, file] : states) {
+        std::string name = run_dir.filename().string();
+        if (name.empty() || name == ".") name = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
+        if (runs.count(name))
+            throw logratio::format_error(run_dir.string() + ": run name '" + name + "' is also the name of " +
+                                         runs[name].run().source + " (two runs never merge)");
+        auto& b = runs.emplace(name, run_builder(name, file.string(), "TRL log_history step", &keys)).first->second;
+        const std::string rel = relative_name(run_dir, base);
+        const auto slash = rel.find('/');
+        if (slash != std::string::npos && rel.find('/', slash + 1) == std::string::npos) b.run().group = rel.substr(0, slash);
+        read_log_history(file, b);
+        if (file.parent_path() != run_dir) out.notes.push_back(name + ": read " + relative_name(file, base) + " (latest checkpoint)");
+    }
+    out.runs = finish_runs(runs);
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

@@ -1,0 +1,87 @@
+#include "wandb_history.hpp"
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <logratio/core/error.hpp>
+
+#include "run_builder.hpp"
+
+namespace logratio_cli::trackers {
+
+/// The column naming runs in a multi-run history table, if any.
+std::optional<std::size_t> history_run_column(const text_table& t) {
+    for (const char* k : {"run_id", "run", "name"})
+        if (auto c = t.column(k)) return c;
+    return std::nullopt;
+}
+
+namespace {
+
+bool is_pandas_index_column(const std::string& name) {
+    return name.empty() || name.rfind("Unnamed: ", 0) == 0;
+}
+
+}  // namespace
+
+history_set read_wandb_history_table(const text_table& t, const key_filter& keys) {
+    using logratio::detail::concat;
+    const auto sc = t.column("_step");
+    if (!sc) throw logratio::format_error(t.path + ": a W&B history table needs a '_step' column (columns: " +
+                                          t.column_list() + ")");
+    const auto rc = history_run_column(t), tc = t.column("_timestamp");
+    std::vector<std::size_t> metric_cols;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& n = t.columns[c];
+        if (c == *sc || (rc && c == *rc) || n == "_runtime" || n == "_timestamp" || is_pandas_index_column(n)) continue;
+        metric_cols.push_back(c);
+    }
+    std::map<std::string, run_builder> runs;
+    std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column read
+    std::set<std::string> skipped;
+    const auto place = [&](std::size_t row) { return concat(t.path, ": line ", t.line[row]); };
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
+        const double s = parse_cell(t, i, *sc);
+        if (std::isnan(s)) throw logratio::format_error(place(i) + ": empty '_step' cell");
+        const std::int64_t step = integer_step(s, t.path, t.line[i], "_step");
+        const std::string name = rc ? std::string(t.cell(i, *rc)) : file_stem(t.path);
+        if (name.empty()) throw logratio::format_error(place(i) + ": empty '" + t.columns[*rc] + "' cell");
+        auto it = runs.find(name);
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, t.path, "_step", &keys)).first;
+            auto& cache = series_of[name];
+            for (const auto c : metric_cols)
+                cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
+        }
+        const auto& series = series_of[name];
+        const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
+        for (std::size_t k = 0; k < metric_cols.size(); ++k) {
+            if (!series[k]) continue;  // not read (key_filter)
+            const std::size_t c = metric_cols[k];
+            const std::string_view cell = t.cell(i, c);
+            const auto b = cell.find_first_not_of(" \t");
+            if (b == std::string_view::npos) continue;  // not logged by this event
+            if (cell[b] == '{' || cell[b] == '[') {
+                skipped.insert(t.columns[c]);
+                continue;
+            }
+            it->second.add(*series[k], step, parse_cell(t, i, c), wall, t.path, t.line[i]);
+        }
+    }
+    history_set out;
+    out.reader = rc ? "W&B multi-run history table" : "W&B history table";
+    out.input = t.path;
+    if (runs.empty()) throw logratio::format_error(t.path + ": no rows");
+    out.runs = finish_runs(runs);
+    if (!rc) out.runs[0].group = parent_dir_name(t.path);
+    if (!skipped.empty()) {
+        std::string keys;
+        for (const auto& k : skipped) keys += (keys.empty() ? "" : ", ") + k;
+        out.notes.push_back(t.path + ": skipped nested values (tables, histograms, media) of: " + keys);
+    }
+    return out;
+}
+
+}  // namespace logratio_cli::trackers

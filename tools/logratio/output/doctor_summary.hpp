@@ -1,0 +1,33 @@
+#pragma once
+// The doctor's findings over several dumps: each dump's diagnosis and
+// identity, and per check where it warns or fails -- what `logratio doctor
+// --each` prints (as text or JSON) and `logratio report`'s Doctor section shows.
+#include <cstddef>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <logratio/doctor/diagnose.hpp>
+
+namespace logratio_cli {
+
+struct dump_diagnosis {
+    std::string path, label, run;  ///< label: "run@update", or the relative path
+    double update = 0;
+    logratio::doctor::diagnosis d;
+};
+
+/// Per check: dumps where it warns / fails, and the runs and dumps it touches.
+struct check_summary {
+    std::string check;
+    std::size_t warn = 0, fail = 0;
+    std::set<std::string> runs;
+    std::vector<std::string> dumps;  ///< labels, in dump order
+};
+
+std::vector<check_summary> summarize_checks(const std::vector<dump_diagnosis>& ds);
+
+/// "name@3, name@4, ... (N more)": at most `limit` labels.
+std::string label_list(const std::vector<std::string>& xs, std::size_t limit = 8);
+
+}  // namespace logratio_cli

@@ -1,0 +1,35 @@
+#pragma once
+// The self-contained HTML report of `logratio report`: inline SVG only (no
+// scripts, no external fonts or files), written as well-formed XHTML-style
+// markup (every element closed, text escaped) so that an XML parser reads it.
+#include <string>
+#include <vector>
+
+#include <logratio/core/version.hpp>
+
+#include "../io/table.hpp"
+#include "runs_output.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+struct runs_analysis;
+LOGRATIO_NAMESPACE_END
+
+namespace logratio_cli {
+
+struct dump_histogram;
+
+struct report_inputs {
+    std::string metric, source;
+    const logratio::runs_analysis* analysis = nullptr;
+    const std::vector<run_input>* runs = nullptr;
+    std::vector<std::string> verdict;
+    const dump_histogram* histogram = nullptr;
+    std::vector<std::string> split;  ///< numeric-vs-lag lines, when the dumps have old_logprobs
+    std::string doctor_html;         ///< the Doctor section (doctor_report.hpp), when the inputs were dumps
+};
+
+/// The whole report: verdict, numeric-vs-lag split, Doctor section, per-run
+/// and per-group charts and tables, the histogram, zero gradient norms, notes.
+std::string html_report(const report_inputs& r);
+
+}  // namespace logratio_cli
