@@ -14,12 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <type_traits>
 
-#include "commands/correct_options.hpp"
+#include "commands/correction_options_from_args.hpp"
 #include "npy.hpp"
 #include "test_data.hpp"
 
 #include <logratio/correction/correction.hpp>
+#include <logratio/dispatch/kernels.hpp>
 
 namespace {
 
@@ -42,11 +44,24 @@ struct outputs {
     std::vector<std::uint8_t> m;
 };
 
+/// f(view) on a float32 fixture (every fixture here is one): the other
+/// element types are not instantiated, which keeps this unit's header-only
+/// kernels (the scalar path, correct_range) to one view type each.
+template <class F>
+void on_float_view(const loaded& in, F&& f) {
+    logratio_cli::with_panel_view(in.tensors(), [&](const auto& v) {
+        if constexpr (std::is_same_v<typename std::decay_t<decltype(v)>::value_type, float>)
+            f(v);
+        else
+            FAIL("the fixture's log-probs are not float32");
+    });
+}
+
 template <class F>
 outputs run_on(const std::string& path, F&& f) {
     loaded in(path);
     outputs o;
-    logratio_cli::with_panel_view(in.tensors(), [&](const auto& v) {
+    on_float_view(in, [&](const auto& v) {
         o.w.assign(v.size(), -1.0f);
         o.m.assign(v.size(), 7);
         o.r = f(v, o.w.data(), o.m.data());
@@ -91,12 +106,12 @@ TEST_CASE("correction: verl's own outputs on the fixtures (metrics, mask, weight
             CAPTURE(dir);
             ++configs;
             const auto args = test::load_json(dir + "/args.json");
-            // the tool's own option registration and mapping (commands/correct_options.hpp)
+            // the tool's own option registration and mapping (commands/correct_options.cpp)
             const correction_options o = logratio_cli::correction_options_from_args(
                 args.at("logratio_correct_args").get<std::vector<std::string>>());
             const outputs got = run_on(test::data_path(size + "/padded.safetensors"),
                                        [&](const auto& v, float* w, std::uint8_t* m) {
-                                           return logratio::correct(v, o, o.is ? w : nullptr, m);
+                                           return logratio::kernels::correct(v, o, o.is ? w : nullptr, m);
                                        });
             const auto ours = as_map(got.r);
             const auto want = test::load_json(dir + "/metrics.json");
@@ -154,7 +169,7 @@ TEST_CASE("correction: padded and packed layouts give bit-identical masks and we
         correction_options o =
             logratio_cli::correction_options_from_args(args.at("logratio_correct_args").get<std::vector<std::string>>());
         if (!o.is) o.is = logratio::is_options{logratio::is_level::geometric, 1.01, 0.995, true};
-        auto simd = [&](const auto& v, float* w, std::uint8_t* m) { return logratio::correct(v, o, w, m); };
+        auto simd = [&](const auto& v, float* w, std::uint8_t* m) { return logratio::kernels::correct(v, o, w, m); };
         const outputs pad = run_on(test::data_path("medium/padded.safetensors"), simd);
         const outputs pack = run_on(test::data_path("medium/packed.safetensors"), simd);
         // packed holds the masked-in tokens of the padded rows in order
@@ -205,7 +220,7 @@ TEST_CASE("correction: range splits merge, through serialization, to the whole b
     o.rejection = logratio::parse_rejection("token_k1,seq_mean_k3,seq_max_k2", "0.9_1.1,0.001,0.02");
     o.veto = 0.5;
     loaded in(test::data_path("medium/padded.safetensors"));
-    logratio_cli::with_panel_view(in.tensors(), [&](const auto& v) {
+    on_float_view(in, [&](const auto& v) {
         std::vector<float> w1(v.size()), w2(v.size());
         std::vector<std::uint8_t> m1(v.size()), m2(v.size());
         const auto whole = logratio::correct_range(v, 0, v.num_sequences(), o, w1.data(), m1.data());
@@ -227,8 +242,8 @@ TEST_CASE("correction: range splits merge, through serialization, to the whole b
         // threads: same metrics, same outputs
         std::vector<float> w3(v.size());
         std::vector<std::uint8_t> m3(v.size());
-        const auto r1 = logratio::correct(v, o, w1.data(), m1.data(), 1);
-        const auto r2 = logratio::correct(v, o, w3.data(), m3.data(), 2);
+        const auto r1 = logratio::kernels::correct(v, o, w1.data(), m1.data(), 1);
+        const auto r2 = logratio::kernels::correct(v, o, w3.data(), m3.data(), 2);
         CHECK(m1 == m3);
         CHECK(w1 == w3);
         const auto x = as_map(r1), y = as_map(r2);
@@ -270,7 +285,7 @@ TEST_CASE("correction: hand-computed token TIS") {
     o.is = logratio::is_options{logratio::is_level::token, 3.0};
     std::vector<float> w(8);
     std::vector<std::uint8_t> m(8);
-    const auto r = logratio::correct(x.view(), o, w.data(), m.data());
+    const auto r = logratio::kernels::correct(x.view(), o, w.data(), m.data());
     // rho = 2, 1, 0.5 | 4 -> truncated at 3; padding 0
     CHECK(w == std::vector<float>{2, 1, 0.5f, 0, 3, 0, 0, 0});
     CHECK(m == std::vector<std::uint8_t>{1, 1, 1, 0, 1, 0, 0, 0});
@@ -317,7 +332,7 @@ TEST_CASE("correction: hand-computed sequence and geometric IS, lower truncation
     correction_options o;
     // sequence: w_0 = exp(0) = 1, w_1 = 4 -> truncated to 2
     o.is = logratio::is_options{logratio::is_level::sequence, 2.0};
-    auto r = logratio::correct(x.view(), o, w.data(), m.data());
+    auto r = logratio::kernels::correct(x.view(), o, w.data(), m.data());
     CHECK(w == std::vector<float>{1, 1, 1, 0, 2, 0, 0, 0});
     CHECK(metric(r, "rollout_is_mean") == exact(7.0 / 4));  // token-weighted
     CHECK(metric(r, "rollout_is_max") == exact(4));
@@ -326,14 +341,14 @@ TEST_CASE("correction: hand-computed sequence and geometric IS, lower truncation
     // geometric: lr = 0 and ln 4 (one token) -> same weights; batch normalised by the
     // sequence mean of truncated weights (1 + 2) / 2
     o.is = logratio::is_options{logratio::is_level::geometric, 2.0, std::nullopt, true};
-    r = logratio::correct(x.view(), o, w.data(), m.data());
+    r = logratio::kernels::correct(x.view(), o, w.data(), m.data());
     CHECK(metric(r, "rollout_is_batch_norm_factor") == exact(1.5));
     CHECK(w[0] == exact_f(1 / 1.5));
     CHECK(w[4] == exact_f(2 / 1.5));
     // token level with lower truncation c_low = 0.8 and C = 3: 0.5 -> 0.8;
     // token batch-norm mean (2 + 1 + 0.8 + 3) / 4
     o.is = logratio::is_options{logratio::is_level::token, 3.0, 0.8, true};
-    r = logratio::correct(x.view(), o, w.data(), m.data());
+    r = logratio::kernels::correct(x.view(), o, w.data(), m.data());
     const double f = 6.8 / 4;
     CHECK(metric(r, "rollout_is_batch_norm_factor") == exact(f));
     CHECK(w[2] == exact_f(0.8 / f));
@@ -349,7 +364,7 @@ TEST_CASE("correction: hand-computed rejection options, chains, aliases and veto
         correction_options o;
         o.rejection = logratio::parse_rejection(rs, thr, alias_lower);
         o.veto = veto;
-        return logratio::correct(x.view(), o, static_cast<float*>(nullptr), m.data());
+        return logratio::kernels::correct(x.view(), o, static_cast<float*>(nullptr), m.data());
     };
     // token_k1 with [1/1.5, 1.5]: k1 = -delta = -ln2, 0, ln2 | -ln4: only the middle token passes
     auto r = run("token_k1", "1.5");
@@ -430,18 +445,18 @@ TEST_CASE("correction: invalid options and inputs get clear errors") {
     x.t[1] = 0.5;  // row 0, column 1
     std::vector<float> w(8);
     std::vector<std::uint8_t> m(8);
-    CHECK_THROWS_WITH_AS(logratio::correct(x.view(), o, w.data(), m.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::correct(x.view(), o, w.data(), m.data()),
                          doctest::Contains("train_logprobs: positive log-prob 0.5 (> 1e-06) at row 0, column 1"),
                          logratio::value_error);
     tiny y;
     y.r[4] = std::nan("");
-    CHECK_THROWS_WITH_AS(logratio::correct(y.view(), o, w.data(), m.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::correct(y.view(), o, w.data(), m.data()),
                          doctest::Contains("rollout_logprobs: non-finite log-prob nan at row 1, column 0"),
                          logratio::value_error);
     // the empty-input rule: no masked-in token is not an error; every metric is NaN
     tiny z;
     z.m.assign(8, 0);
-    const correction_result e = logratio::correct(z.view(), o, w.data(), m.data());
+    const correction_result e = logratio::kernels::correct(z.view(), o, w.data(), m.data());
     CHECK(e.tokens == 0);
     REQUIRE(e.is);
     CHECK(std::isnan(e.is->mean));
@@ -517,7 +532,7 @@ TEST_CASE("correction: the token-level short cut gives the full step's numbers n
         const auto v = logratio::padded(t, r, m, rows, len);
         std::vector<float> w1(t.size()), w2(t.size());
         std::vector<std::uint8_t> m1(t.size()), m2(t.size());
-        const correction_result fast = logratio::correct(v, s.o, w1.data(), m1.data());
+        const correction_result fast = logratio::kernels::correct(v, s.o, w1.data(), m1.data());
         auto acc = logratio::correct_range_scalar(v, 0, v.num_sequences(), s.o, w2.data(), m2.data());
         logratio::scale_weights(w2.data(), 0, v.size(), acc.weight_scale());
         const correction_result ref = acc.finish();
@@ -554,13 +569,13 @@ TEST_CASE("correction: bad input inside the short cut's interval is still named"
     auto bad_t = t, bad_r = r;
     bad_t[2 * len + 37] = 0.5;  // both positive, delta = 0.01: inside the interval
     bad_r[2 * len + 37] = 0.49;
-    CHECK_THROWS_WITH_AS(logratio::correct(logratio::padded(bad_t, bad_r, m, rows, len), o, w.data(), mo.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::correct(logratio::padded(bad_t, bad_r, m, rows, len), o, w.data(), mo.data()),
                          doctest::Contains("train_logprobs: positive log-prob 0.5 (> 1e-06) at row 2, "
                                            "column 37"),
                          logratio::value_error);
     auto nan_t = t;
     nan_t[len + 40] = std::nan("");
-    CHECK_THROWS_WITH_AS(logratio::correct(logratio::padded(nan_t, r, m, rows, len), o, w.data(), mo.data()),
+    CHECK_THROWS_WITH_AS(logratio::kernels::correct(logratio::padded(nan_t, r, m, rows, len), o, w.data(), mo.data()),
                          doctest::Contains("train_logprobs: non-finite log-prob nan at row 1, column 40"),
                          logratio::value_error);
 }

@@ -20,6 +20,7 @@
 
 #include <logratio/correction/correction.hpp>
 #include <logratio/correction/flavour.hpp>
+#include <logratio/dispatch/kernels.hpp>
 
 namespace {
 
@@ -65,7 +66,7 @@ run correct_file(const std::string& path, const correction_options& o) {
     logratio_cli::with_panel_view(in, [&](const auto& v) {
         out.w.assign(v.size(), -1.0f);
         out.m.assign(v.size(), 7);
-        out.r = logratio::correct(v, o, out.w.data(), out.m.data());
+        out.r = logratio::kernels::correct(v, o, out.w.data(), out.m.data());
         for (std::uint64_t i = 0; i < v.size(); ++i) out.input_mask.push_back(v.counts(i) ? 1 : 0);
     });
     return out;
@@ -196,7 +197,7 @@ TEST_CASE("flavours: the same weights and metrics from the packed layout") {
                 logratio_cli::with_panel_view(in, [&](const auto& v) {
                     w.assign(v.size(), -1.0f);
                     m.assign(v.size(), 7);
-                    r = logratio::correct(v, o, w.data(), m.data());
+                    r = logratio::kernels::correct(v, o, w.data(), m.data());
                 });
                 // packed holds the masked-in tokens of each row, in order
                 std::vector<float> pw;
@@ -259,7 +260,7 @@ TEST_CASE("flavours: mode names, settings and their errors") {
     std::vector<std::uint8_t> keep(2);
     CHECK_THROWS_WITH(logratio::correct_range(v, 0, 1, o, w.data(), keep.data()), doctest::Contains("use correct()"));
     // A hand case: trl:token_mask, clip_max 3 -- exp(0.1) and exp(-0.1) both kept, mean their mean.
-    const auto res = logratio::correct(v, o, w.data(), keep.data());
+    const auto res = logratio::kernels::correct(v, o, w.data(), keep.data());
     CHECK(w[0] == doctest::Approx(std::exp(0.1)).epsilon(1e-6));
     CHECK(w[1] == doctest::Approx(std::exp(-0.1)).epsilon(1e-6));
     CHECK(keep == mk);

@@ -185,7 +185,7 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
             rollout_rs_threshold: Union[float, str, None] = None, rollout_rs_threshold_lower: Optional[float] = None,
             rollout_token_veto_threshold: Optional[float] = None, threads: int = 1,
             prefix: str = "", flavour: Optional[str] = None, mode: Optional[str] = None,
-            mode_options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Any, Dict[str, float]]:
+            mode_options: Optional[Dict[str, Any]] = None, nonfinite: str = "raise") -> Tuple[Any, Any, Dict[str, float]]:
     """verl's rollout correction: truncated IS weights, rejection (response) mask and verl's metrics.
 
     Args:
@@ -222,6 +222,10 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
             rs_veto_threshold, tis_batch_normalize, calculate_per_token_loss;
             TRL clip_min, clip_max. Loss denominators: verl divides by the
             returned (modified) mask, slime and TRL by the original one.
+        nonfinite: 'raise' (a masked-in NaN/Inf log-prob is an Error naming
+            its row and column) or 'omit' (such tokens are masked out --
+            weight 0, mask 0, in no metric -- and counted in the metric
+            prefix + 'nonfinite_tokens').
 
     Returns:
         (weights, response_mask, metrics): weights float32 of the input's
@@ -238,7 +242,8 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
         rollout_rs, rollout_rs_threshold, _opt_float("rollout_rs_threshold_lower", rollout_rs_threshold_lower),
         _opt_float("rollout_token_veto_threshold", rollout_token_veto_threshold), _int_arg("threads", threads),
         _str_arg("prefix", prefix), "" if flavour is None else _choice("flavour", flavour, ("verl", "slime", "trl")),
-        "" if mode is None else _str_arg("mode", mode), mode_options)
+        "" if mode is None else _str_arg("mode", mode), mode_options,
+        _choice("nonfinite", nonfinite, ("raise", "omit")))
     keep = _mask_like(keep, mask, train)
     if w is not None and _is_torch(train):
         import torch

@@ -32,7 +32,7 @@ def correct(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seq
             rollout_rs: Optional[str] = ..., rollout_rs_threshold: Union[float, str, None] = ...,
             rollout_rs_threshold_lower: Optional[float] = ..., rollout_token_veto_threshold: Optional[float] = ...,
             threads: int = ..., prefix: str = ..., flavour: Optional[str] = ..., mode: Optional[str] = ...,
-            mode_options: Optional[Dict[str, Any]] = ...) -> Tuple[Optional[Tensor], Tensor, Dict[str, float]]:
+            mode_options: Optional[Dict[str, Any]] = ..., nonfinite: str = ...) -> Tuple[Optional[Tensor], Tensor, Dict[str, float]]:
     """verl's rollout correction (or slime's / TRL's with flavour / mode): (float32 weights or None, response mask in the input mask's dtype, metrics)."""
 def diagnose(train: Tensor, rollout: Tensor, mask: Optional[Tensor] = ..., cu_seqlens: Optional[Tensor] = ..., *,
              old: Optional[Tensor] = ..., threads: int = ...) -> Dict[str, Any]:

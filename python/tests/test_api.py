@@ -134,6 +134,28 @@ def test_correct_outputs_follow_the_input_kind(batch):
     assert logratio.correct(train, rollout, mask, rollout_rs="token_k1", rollout_rs_threshold=1.1)[0] is None
 
 
+def test_correct_nonfinite_omit_is_masking_out(batch):
+    train, rollout, mask, _ = batch
+    bad = rollout.copy()
+    rows, cols = np.nonzero(mask)
+    bad[rows[3], cols[3]] = np.nan
+    bad[rows[-2], cols[-2]] = -np.inf
+    kw = dict(rollout_is="sequence", rollout_is_threshold=2.0, rollout_rs="seq_mean_k3", rollout_rs_threshold=0.01)
+    with pytest.raises(logratio.Error, match="row"):
+        logratio.correct(train, bad, mask, **kw)
+    w, keep, m = logratio.correct(train, bad, mask, nonfinite="omit", **kw)
+    fewer = mask.copy()
+    fewer[rows[3], cols[3]] = fewer[rows[-2], cols[-2]] = False
+    w_ref, keep_ref, m_ref = logratio.correct(train, rollout, fewer, **kw)
+    assert np.array_equal(w, w_ref) and np.array_equal(keep, keep_ref)
+    assert m.pop("nonfinite_tokens") == 2 and same_dict(m, m_ref, 0.0)
+    for flavour in ("slime", "trl"):
+        kwf = dict(flavour=flavour, mode="slime:tis" if flavour == "slime" else "trl:token_truncate")
+        wf, kf, mf = logratio.correct(train, bad, mask, nonfinite="omit", **kwf)
+        wr, kr, _ = logratio.correct(train, rollout, fewer, **kwf)
+        assert np.array_equal(kf, kr) and np.array_equal(wf[fewer], wr[fewer])
+
+
 def test_quantiles_split_logits_kll(batch):
     train, rollout, mask, _ = batch
     d = train.astype(np.float64)[mask] - rollout.astype(np.float64)[mask]

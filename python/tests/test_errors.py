@@ -93,6 +93,8 @@ def test_option_errors(small):
         logratio.correct(t, r, m, rollout_rs="token_k9", rollout_rs_threshold=1.1)
     with raises(ValueError, "nonfinite"):
         logratio.panel(t, r, m, nonfinite="ignore")
+    with raises(ValueError, "nonfinite"):
+        logratio.correct(t, r, m, nonfinite="skip")
     with raises(ValueError, "of"):
         logratio.quantiles(t, r, m, of="rho")
     with raises(ValueError, "q[1]"):

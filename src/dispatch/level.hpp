@@ -27,6 +27,7 @@ namespace ld = logratio::dispatch;
 
 void fill_panel(ld::kernel_table& t);
 void fill_correct(ld::kernel_table& t);
+void fill_correct_16(ld::kernel_table& t);  // called by fill_correct
 void fill_quantiles(ld::kernel_table& t);
 void fill_logits(ld::kernel_table& t);
 void fill_doctor(ld::kernel_table& t);

@@ -88,6 +88,10 @@ correction_result correct(const paired_view<T, M>& v, const correction_options& 
                           unsigned threads = 1);
 
 namespace detail {
+template <class Lane, class T, class M, class W>
+correction_result correct_lanes(const paired_view<T, M>& v, const correction_options& o, W* weights,
+                                std::uint8_t* mask, unsigned threads);
+
 /// The flavours' pass over v with the NaN/Inf tokens the kernel omitted
 /// masked out: the same log-probs under `keep` (the kernel's 0/1 mask without
 /// rejection: v's mask less those tokens).
@@ -108,7 +112,7 @@ metric_entries framework_pass_kept(const paired_view<T, M>& v, const framework_m
 
 /// slime / trl: the kernel validates the input and writes the 0/1 mask (no IS,
 /// no rejection), then framework_pass() writes the flavour's weights and mask.
-template <class Arch, class T, class M, class W>
+template <class Lane, class T, class M, class W>
 correction_result correct_flavoured(const paired_view<T, M>& v, const correction_options& o, W* weights,
                                     std::uint8_t* mask, unsigned threads) {
     correction_options k;
@@ -118,7 +122,7 @@ correction_result correct_flavoured(const paired_view<T, M>& v, const correction
     std::vector<std::uint8_t> own_m(mask ? 0 : v.size());
     if (!weights) weights = own_w.data();
     if (!mask) mask = own_m.data();
-    correction_result r = correct<Arch>(v, k, static_cast<W*>(nullptr), mask, threads);
+    correction_result r = correct_lanes<Lane>(v, k, static_cast<W*>(nullptr), mask, threads);
     framework_mode m;
     if (o.mode) m = *o.mode;
     r.flavour = o.flavour;
@@ -126,18 +130,17 @@ correction_result correct_flavoured(const paired_view<T, M>& v, const correction
         r.nonfinite_tokens ? framework_pass_kept(v, m, weights, mask) : framework_pass(v, m, weights, mask);
     return r;
 }
-}  // namespace detail
 
-template <class Arch, class T, class M, class W>
-correction_result correct(const paired_view<T, M>& v, const correction_options& o, W* weights, std::uint8_t* mask,
-                          unsigned threads) {
+/// correct() with the kernel's lanes `Lane`: xsimd::batch<double, Arch>, or
+/// double for the scalar reference.
+template <class Lane, class T, class M, class W>
+correction_result correct_lanes(const paired_view<T, M>& v, const correction_options& o, W* weights,
+                                std::uint8_t* mask, unsigned threads) {
     o.validate();
-    if (o.flavour != framework::verl) return detail::correct_flavoured<Arch>(v, o, weights, mask, threads);
-    const correction_accumulator total =
-        detail::parallel_reduce(v, threads, [&](std::uint64_t first, std::uint64_t last) {
-            return detail::correct_range_impl<xsimd::batch<double, Arch>, W>(v, first, last, o,
-                                                                               detail::correction_outputs<W>{weights, mask});
-        });
+    if (o.flavour != framework::verl) return correct_flavoured<Lane>(v, o, weights, mask, threads);
+    const correction_accumulator total = parallel_reduce(v, threads, [&](std::uint64_t first, std::uint64_t last) {
+        return correct_range_impl<Lane, W>(v, first, last, o, correction_outputs<W>{weights, mask});
+    });
     correction_result r = total.finish();
     if (weights && r.weight_scale != 1.0) {
         const std::uint64_t first = v.sequence_begin(0), last = v.sequence_begin(v.num_sequences());
@@ -151,6 +154,21 @@ correction_result correct(const paired_view<T, M>& v, const correction_options& 
         });
     }
     return r;
+}
+}  // namespace detail
+
+template <class Arch, class T, class M, class W>
+correction_result correct(const paired_view<T, M>& v, const correction_options& o, W* weights, std::uint8_t* mask,
+                          unsigned threads) {
+    return detail::correct_lanes<xsimd::batch<double, Arch>>(v, o, weights, mask, threads);
+}
+
+/// correct() on the scalar reference path (one lane, the same kernel), every
+/// flavour; the SIMD levels are tested against it.
+template <class T, class M, class W = float>
+correction_result correct_scalar(const paired_view<T, M>& v, const correction_options& o, W* weights,
+                                 std::uint8_t* mask, unsigned threads = 1) {
+    return detail::correct_lanes<double>(v, o, weights, mask, threads);
 }
 
 /// The same with containers (std::vector, std::span, ...) of v.size()

@@ -1,8 +1,8 @@
 #pragma once
 // `logratio correct`'s options -- flags, their registration and the one
 // mapping flags -> logratio::correction_options -- shared by the command
-// (correct.cpp) and the tests that replay the CLI's arguments
-// (correction_options_from_args).
+// (correct.cpp) and correction_options_from_args (correct_options.cpp), the
+// tests' way to replay the CLI's arguments without compiling CLI11.
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,13 +41,13 @@ inline logratio::correction_options correction_options_of(const correct_args& a)
         io.batch_normalize = a.batch_normalize;
         o.is = io;
     } else if (a.is_threshold || a.is_lower || a.batch_normalize) {
-        throw logratio::error("--is-threshold, --is-lower and --batch-normalize need --is token|sequence|geometric");
+        throw logratio::argument_error("--is-threshold, --is-lower and --batch-normalize need --is token|sequence|geometric");
     }
     if (!a.rs.empty()) {
-        if (a.rs_threshold.empty()) throw logratio::error("--rs needs --rs-threshold");
+        if (a.rs_threshold.empty()) throw logratio::argument_error("--rs needs --rs-threshold");
         o.rejection = logratio::parse_rejection(a.rs, a.rs_threshold, a.rs_lower);
     } else if (!a.rs_threshold.empty() || a.rs_lower) {
-        throw logratio::error("--rs-threshold and --rs-threshold-lower need --rs");
+        throw logratio::argument_error("--rs-threshold and --rs-threshold-lower need --rs");
     }
     o.veto = a.veto;
     o.nonfinite = policy(a.nonfinite);
@@ -103,19 +103,6 @@ inline void add_correct_options(CLI::App& c, correct_args& a) {
     c.add_option("--out", a.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
     c.add_option("--threads", a.threads, "threads")->check(CLI::Range(1u, 1024u));
     add_flavour_options(&c, a);
-}
-
-/// The correction options of a `logratio correct` argument list (without
-/// the program and subcommand names), exactly as the command maps them;
-/// CLI11's parse errors and the mapping's argument_error propagate.
-inline logratio::correction_options correction_options_from_args(const std::vector<std::string>& args) {
-    CLI::App app{"logratio correct"};
-    correct_args a;
-    add_correct_options(app, a);
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
-    app.parse(reversed);
-    a.flavour = flavour_of(a);
-    return correction_options_of(a);
 }
 
 }  // namespace logratio_cli
