@@ -27,7 +27,7 @@
 
 #include <doctest/doctest.h>
 
-#include <logratio/logratio.hpp>
+#include <logratio/panel/panel.hpp>
 
 #include "test_util.hpp"
 
