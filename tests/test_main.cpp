@@ -2,7 +2,7 @@
 // exits with 77 (ctest: skipped) on a CPU that lacks it; so does a binary
 // linked with logratio::dispatch when LOGRATIO_SIMD names a level this CPU
 // cannot run (ctest runs the kernel tests once per level that way).
-#define DOCTEST_CONFIG_IMPLEMENT
+// doctest's implementation is doctest_impl.cpp (compiled once).
 #include <doctest/doctest.h>
 
 #include <algorithm>

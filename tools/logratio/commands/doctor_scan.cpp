@@ -1,13 +1,10 @@
 #include "doctor_scan.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 
 #include <logratio/core/error.hpp>
@@ -89,57 +86,23 @@ std::vector<dump_diagnosis> diagnose_directory(const std::string& dir, const std
     if (!pattern.empty()) pat.emplace(pattern);
     const std::string base = std::filesystem::path(dir).lexically_normal().string();
     std::vector<dump_diagnosis> out(files.size());
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::string first_error;
-    std::mutex mu;
-    auto work = [&] {
-        for (std::size_t i; (i = next++) < files.size() && !failed;) {
-            try {
-                out[i].path = files[i];
-                identify_dump(out[i], std::filesystem::path(files[i]).lexically_relative(base).string(), pat ? &*pat : nullptr);
-                out[i].d = diagnose_file(files[i], old);
-            } catch (const std::exception& e) {
-                std::lock_guard<std::mutex> g(mu);
-                if (!failed.exchange(true)) first_error = e.what();
-            }
-        }
-    };
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (failed) throw logratio::error(first_error);
+    for_each_item(files.size(), threads, [&](std::size_t i) {
+        out[i].path = files[i];
+        identify_dump(out[i], std::filesystem::path(files[i]).lexically_relative(base).string(), pat ? &*pat : nullptr);
+        out[i].d = diagnose_file(files[i], old);
+    });
     return out;
 }
 
 std::vector<dump_diagnosis> diagnose_dumps(const std::vector<dump_panel>& dumps, unsigned threads) {
     std::vector<dump_diagnosis> out(dumps.size());
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::string first_error;
-    std::mutex mu;
-    auto work = [&] {
-        for (std::size_t i; (i = next++) < dumps.size() && !failed;) {
-            try {
-                out[i].path = dumps[i].path;
-                out[i].run = dumps[i].run;
-                out[i].update = dumps[i].update;
-                out[i].label = dumps[i].run + "@" + fmt(dumps[i].update, "%g");
-                out[i].d = diagnose_file(dumps[i].path, "");
-            } catch (const std::exception& e) {
-                std::lock_guard<std::mutex> g(mu);
-                if (!failed.exchange(true)) first_error = e.what();
-            }
-        }
-    };
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(1, dumps.size()))));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (failed) throw logratio::error(first_error);
+    for_each_item(dumps.size(), threads, [&](std::size_t i) {
+        out[i].path = dumps[i].path;
+        out[i].run = dumps[i].run;
+        out[i].update = dumps[i].update;
+        out[i].label = dumps[i].run + "@" + fmt(dumps[i].update, "%g");
+        out[i].d = diagnose_file(dumps[i].path, "");
+    });
     return out;
 }
 

@@ -121,48 +121,59 @@ dump_panel panel_of_dump(const std::string& path, const std::string& rel, const 
     return d;
 }
 
-std::vector<dump_panel> panels_of_directory(const std::string& dir, const std::string& pattern,
-                                            const logratio::panel_options& opt, unsigned threads) {
-    const auto files = list_dumps(dir);
-    std::optional<path_pattern> pat;
-    if (!pattern.empty()) pat.emplace(pattern);
-    std::vector<dump_panel> out(files.size());
+void for_each_item(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& work,
+                   const std::function<void(std::size_t)>& finished) {
     std::atomic<std::size_t> next{0}, done{0};
     std::atomic<bool> failed{false};
     std::string first_error;
     std::mutex mu;
-    const bool tty = ::isatty(2) != 0;
-    const std::string base = std::filesystem::path(dir).lexically_normal().string();
-    auto rel_of = [&](const std::string& p) { return std::filesystem::path(p).lexically_relative(base).string(); };
-    auto work = [&] {
-        for (;;) {
-            const std::size_t i = next++;
-            if (i >= files.size() || failed) return;
+    auto run = [&] {
+        for (std::size_t i; (i = next++) < n && !failed;) {
             try {
-                out[i] = panel_of_dump(files[i], rel_of(files[i]), pat ? &*pat : nullptr, opt);
+                work(i);
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> g(mu);
                 if (!failed.exchange(true)) first_error = e.what();
                 return;
             }
             const std::size_t k = ++done;
-            if (tty) {
+            if (finished) {
                 std::lock_guard<std::mutex> g(mu);
-                const int w = 40, fill = static_cast<int>(w * k / files.size());
-                std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu dumps", fill, "========================================",
-                             w - fill, "", k, files.size());
-                if (k == files.size()) std::fprintf(stderr, "\n");
+                finished(k);
             }
         }
     };
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
+    threads = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, n)));
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+    run();
     for (auto& t : pool) t.join();
-    if (failed) {
+    if (failed) throw logratio::error(first_error);
+}
+
+std::vector<dump_panel> panels_of_directory(const std::string& dir, const std::string& pattern,
+                                            const logratio::panel_options& opt, unsigned threads) {
+    const auto files = list_dumps(dir);
+    std::optional<path_pattern> pat;
+    if (!pattern.empty()) pat.emplace(pattern);
+    std::vector<dump_panel> out(files.size());
+    const bool tty = ::isatty(2) != 0;
+    const std::string base = std::filesystem::path(dir).lexically_normal().string();
+    auto rel_of = [&](const std::string& p) { return std::filesystem::path(p).lexically_relative(base).string(); };
+    auto progress = [&](std::size_t k) {
+        const int w = 40, fill = static_cast<int>(w * k / files.size());
+        std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu dumps", fill, "========================================", w - fill,
+                     "", k, files.size());
+        if (k == files.size()) std::fprintf(stderr, "\n");
+    };
+    try {
+        for_each_item(
+            files.size(), threads,
+            [&](std::size_t i) { out[i] = panel_of_dump(files[i], rel_of(files[i]), pat ? &*pat : nullptr, opt); },
+            tty ? std::function<void(std::size_t)>(progress) : nullptr);
+    } catch (const logratio::error&) {
         if (tty) std::fprintf(stderr, "\n");
-        throw logratio::error(first_error);
+        throw;
     }
     std::vector<std::pair<std::string, double>> seen;
     std::sort(out.begin(), out.end(), [](const dump_panel& a, const dump_panel& b) {

@@ -3,6 +3,8 @@
 // the long panel table: every file's panel, computed in parallel, with the
 // run, group and update taken from the file's __metadata__ (keys run, group,
 // update) or from a path pattern such as "{group}/{run}/update_{update}.safetensors".
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +45,13 @@ private:
     std::vector<std::string> fields_;
     std::shared_ptr<const compiled> re_;
 };
+
+/// Calls work(i) for every i in [0, n) on up to `threads` threads (this one
+/// among them), each index once; finished(k), when given, after the k-th
+/// item, one call at a time. After the first exception no new item starts;
+/// once every thread has stopped its message is rethrown as logratio::error.
+void for_each_item(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& work,
+                   const std::function<void(std::size_t)>& finished = {});
 
 /// The panel (with quantiles) of one dump, and its identity.
 dump_panel panel_of_dump(const std::string& path, const std::string& rel, const path_pattern* pattern,
