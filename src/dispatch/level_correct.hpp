@@ -9,20 +9,20 @@
 namespace logratio_dispatch {
 namespace LOGRATIO_DISPATCH_NS {
 
-template <class T, class M>
+template <bool OneLane, class T, class M>
 lr::correction_result correct(const lr::paired_view<T, M>& v, const lr::correction_options& o, float* weights,
                               std::uint8_t* mask, unsigned threads) {
-    if constexpr (scalar)
+    if constexpr (OneLane)
         return lr::correct_scalar(v, o, weights, mask, threads);
     else
         return lr::correct<arch>(v, o, weights, mask, threads);
 }
 
 /// Fills the correction slots of one element type (both mask types).
-template <class T>
+template <bool OneLane, class T>
 void fill_correct_of(ld::view_kernels<T, std::uint8_t>& bytes, ld::view_kernels<T, float>& floats) {
-    bytes.correct = &correct<T, std::uint8_t>;
-    floats.correct = &correct<T, float>;
+    bytes.correct = &correct<OneLane, T, std::uint8_t>;
+    floats.correct = &correct<OneLane, T, float>;
 }
 
 }  // namespace LOGRATIO_DISPATCH_NS

@@ -1,6 +1,6 @@
 // The doctor's diagnosis at one level (see level.hpp): its scan runs the
-// level's xsimd batches. The scalar level runs the SSE2 code here (the
-// scan's scalar references are tested against it in test_doctor, not
+// level's xsimd batches. The scalar level's table holds the SSE2 code here
+// (the scan's scalar references are tested against it in test_doctor, not
 // dispatched).
 #include "level.hpp"
 

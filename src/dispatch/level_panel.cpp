@@ -6,9 +6,9 @@ namespace logratio_dispatch {
 namespace LOGRATIO_DISPATCH_NS {
 namespace {
 
-template <class T, class M>
+template <bool OneLane, class T, class M>
 lr::panel_accumulator accumulate(const lr::paired_view<T, M>& v, const lr::panel_options& o, unsigned threads) {
-    if constexpr (scalar) {
+    if constexpr (OneLane) {
         (void)threads;
         return lr::accumulate_panel_scalar(v, o);
     } else {
@@ -16,10 +16,10 @@ lr::panel_accumulator accumulate(const lr::paired_view<T, M>& v, const lr::panel
     }
 }
 
-template <class T, class M>
+template <bool OneLane, class T, class M>
 lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
                                        const lr::panel_options& o) {
-    if constexpr (scalar) {
+    if constexpr (OneLane) {
         if (first > last || last > v.num_sequences()) return lr::accumulate_panel_range(v, first, last, o);  // throws
         return lr::detail::accumulate_range<double>(v, first, last, o);
     } else {
@@ -27,10 +27,10 @@ lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint
     }
 }
 
-template <class T, class M>
+template <bool OneLane, class T, class M>
 lr::mismatch_split split(const lr::paired_view<T, M>& v, const T* old_logprobs, const lr::panel_options& o,
                          unsigned threads) {
-    if constexpr (scalar) {
+    if constexpr (OneLane) {
         // The three panels of compute_mismatch_split(), one lane each.
         const auto total = lr::accumulate_panel_scalar(v, o).finish();
         const auto numeric = lr::accumulate_panel_scalar(v.with_arrays(old_logprobs, v.rollout()), o).finish();
@@ -49,14 +49,16 @@ lr::mismatch_split split(const lr::paired_view<T, M>& v, const T* old_logprobs, 
 
 }  // namespace
 
+template <bool OneLane>
 void fill_panel(ld::kernel_table& t) {
     for_each_view_type(t, [](auto& k) {
         using types = view_types<std::remove_reference_t<decltype(k)>>;
-        k.accumulate_panel = &accumulate<typename types::value, typename types::mask>;
-        k.accumulate_panel_range = &accumulate_range<typename types::value, typename types::mask>;
-        k.compute_mismatch_split = &split<typename types::value, typename types::mask>;
+        k.accumulate_panel = &accumulate<OneLane, typename types::value, typename types::mask>;
+        k.accumulate_panel_range = &accumulate_range<OneLane, typename types::value, typename types::mask>;
+        k.compute_mismatch_split = &split<OneLane, typename types::value, typename types::mask>;
     });
 }
+LOGRATIO_DISPATCH_FILLS(fill_panel);
 
 }  // namespace LOGRATIO_DISPATCH_NS
 }  // namespace logratio_dispatch

@@ -1,6 +1,6 @@
 // Exact quantiles at one level (see level.hpp). Selection is exact at every
 // level; the level only changes the speed of the bracketing pass. The scalar
-// level runs the SSE2 code here (there is no one-lane quantile kernel).
+// level's table holds the SSE2 code here (there is no one-lane quantile kernel).
 #include "level.hpp"
 
 namespace logratio_dispatch {
