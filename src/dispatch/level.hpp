@@ -24,14 +24,13 @@ namespace LOGRATIO_DISPATCH_NS {
 using arch = LOGRATIO_DISPATCH_ARCH;
 static_assert(std::is_same<arch, xsimd::default_arch>::value,
               "the level's -march flags do not give the level's xsimd architecture");
-constexpr bool with_one_lane = LOGRATIO_DISPATCH_ONE_LANE != 0;
 
 namespace lr = logratio;
 namespace ld = logratio::dispatch;
 
 // The table's entries of each kernel; OneLane: the one-lane reference
-// level's (instantiated where with_one_lane). Quantiles and the doctor have
-// no one-lane kernel: both tables get the level's.
+// level's (instantiated where LOGRATIO_DISPATCH_ONE_LANE). Quantiles and the
+// doctor have no one-lane kernel: both tables get the level's.
 template <bool OneLane>
 void fill_panel(ld::kernel_table& t);
 template <bool OneLane>
