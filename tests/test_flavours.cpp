@@ -16,6 +16,7 @@
 
 #include "flavour_args.hpp"
 #include "npy.hpp"
+#include "test_correction_util.hpp"
 #include "test_data.hpp"
 
 #include <logratio/correction/correction.hpp>
@@ -98,8 +99,7 @@ void check_config(const std::string& fixture, const std::string& dir, bool slime
     REQUIRE(o.flavour == (slime ? logratio::framework::slime : logratio::framework::trl));
     const run got = correct_file(fixture, o);
     const std::string config = fs::path(dir).filename().string();
-    std::map<std::string, double> ours;
-    for (const auto& e : logratio::correction_entries(got.r)) ours[e.first] = e.second;
+    const std::map<std::string, double> ours = test::as_map(got.r);
     const auto want = test::load_json(dir + "/metrics.json");
     std::set<std::string> seen;
     for (auto it = want.begin(); it != want.end(); ++it) {
@@ -264,8 +264,7 @@ TEST_CASE("flavours: mode names, settings and their errors") {
     CHECK(w[0] == doctest::Approx(std::exp(0.1)).epsilon(1e-6));
     CHECK(w[1] == doctest::Approx(std::exp(-0.1)).epsilon(1e-6));
     CHECK(keep == mk);
-    std::map<std::string, double> e;
-    for (const auto& x : logratio::correction_entries(res)) e[x.first] = x.second;
+    const std::map<std::string, double> e = test::as_map(res);
     CHECK(e.at("sampling/importance_sampling_ratio/mean") == doctest::Approx(std::cosh(0.1)).epsilon(1e-6));
     CHECK(e.at("sampling/sampling_logp_difference/max") == doctest::Approx(0.1).epsilon(1e-6));
 }

@@ -536,11 +536,7 @@ public:
 
     static correction_accumulator deserialize(const void* data, std::size_t size) {
         detail::byte_reader r(data, size, "correction_accumulator");
-        r.expect_magic("LRCA", 4);
-        const std::uint16_t version = r.u16();
-        if (version != 1 && version != format_version)
-            r.fail(detail::concat("unsupported format version ", version, " (this build reads 1 and ", format_version,
-                                  ")"));
+        const std::uint16_t version = r.expect_header("LRCA", 1, format_version);
         correction_options o;
         const std::uint8_t has_is = r.u8();
         if (has_is > 1) r.fail("bad IS flag");

@@ -67,10 +67,17 @@ public:
         pos_ += n;
     }
     /// The preamble of every serialized state: 4 magic bytes, u16 version.
-    void expect_header(const char* magic, std::uint16_t version) {
+    void expect_header(const char* magic, std::uint16_t version) { expect_header(magic, version, version); }
+    /// The same for a format whose versions [oldest, newest] are all read;
+    /// returns the state's version.
+    std::uint16_t expect_header(const char* magic, std::uint16_t oldest, std::uint16_t newest) {
         expect_magic(magic, 4);
         const std::uint16_t v = u16();
-        if (v != version) fail(concat("unsupported format version ", v, " (this build reads ", version, ")"));
+        if (v < oldest || v > newest)
+            fail(concat("unsupported format version ", v, " (this build reads ", oldest,
+                        newest == oldest ? "" : newest == oldest + 1 ? " and " : " to ",
+                        newest == oldest ? std::string() : std::to_string(newest), ")"));
+        return v;
     }
     std::size_t position() const noexcept { return pos_; }
     /// Moves past n bytes (checked).
