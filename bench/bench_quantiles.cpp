@@ -152,6 +152,9 @@ void exact_quantiles_bf16_ties(benchmark::State& st) {
         auto q = logratio::quantiles(v, logratio::quantile_of::delta, q12, {}, ws);
         benchmark::DoNotOptimize(q);
     }
+    // values = masked-in deltas (bench/report.py reads items_per_second)
+    const auto values = std::count(mask.begin(), mask.end(), std::uint8_t(1));
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(values));
 }
 BENCHMARK(exact_quantiles_bf16_ties)->UseRealTime()->Unit(benchmark::kMillisecond);
 
