@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -73,7 +74,7 @@ TEST_CASE("doctor scan: the SIMD alignment sums equal the scalar reference (coun
     std::mt19937_64 g(7);
     std::normal_distribution<float> nd(0.0f, 0.3f);
     std::exponential_distribution<float> lp(1.0f);
-    const dr::detail::scan_scratch proto;
+    const dr::detail::scan_scratch proto{};
     for (std::uint64_t n : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 13u, 16u, 17u, 31u, 64u, 1027u}) {
         std::vector<float> t(n), r(n);
         std::vector<std::uint8_t> m(n);
@@ -97,6 +98,120 @@ TEST_CASE("doctor scan: the SIMD alignment sums equal the scalar reference (coun
             CHECK(simd.shift_n[s] == ref.shift_n[s]);
             CHECK(simd.shift_abs[s] == doctest::Approx(ref.shift_abs[s]).epsilon(1e-12));
         }
+    }
+}
+
+namespace {
+/// load_sequence against load_sequence_scalar on one view: slots, usable and
+/// rare tokens, fill counts and bounds all equal.
+template <class T, class M>
+void check_load(const logratio::paired_view<T, M>& v) {
+    for (std::uint64_t s = 0; s < v.num_sequences(); ++s) {
+        dr::detail::scan_scratch a, b;
+        dr::scan_state ra, rb;
+        std::uint64_t fa = 0, fb = 0;
+        const std::uint64_t b0 = v.sequence_begin(s), e0 = v.sequence_end(s);
+        CAPTURE(s);
+        const bool la = dr::detail::load_sequence_scalar(v, b0, e0, ra, a, fa);
+        REQUIRE(dr::detail::load_sequence(v, b0, e0, rb, b, fb) == la);
+        if (!la) continue;
+        CHECK(fb == fa);
+        CHECK(b.t == a.t);
+        CHECK(b.r == a.r);
+        CHECK(b.ok == a.ok);
+        CHECK(b.rare == a.rare);
+        CHECK(rb.usable == ra.usable);
+        CHECK(rb.sequences == ra.sequences);
+        CHECK(rb.nan_or_positive == ra.nan_or_positive);
+        for (int side = 0; side < 2; ++side) {
+            CHECK(rb.fill[side].zeros == ra.fill[side].zeros);
+            CHECK(rb.fill[side].flagged == ra.fill[side].flagged);
+            CHECK(rb.fill[side].at_last == ra.fill[side].at_last);
+            CHECK(rb.fill[side].sequences == ra.fill[side].sequences);
+        }
+    }
+}
+
+/// Log-probs with every kind of token the load classifies: plain, exact
+/// 0.0 (agreed and unlikely), <= -50, -inf, NaN, tiny and large positive.
+std::vector<double> odd_logprobs(std::mt19937_64& g, std::size_t n) {
+    std::exponential_distribution<double> lp(1.0);
+    std::vector<double> x(n);
+    for (auto& e : x) {
+        switch (g() % 23) {
+            case 0: e = 0.0; break;
+            case 1: e = -9999.0; break;
+            case 2: e = -INFINITY; break;
+            case 3: e = NAN; break;
+            case 4: e = 1e-9; break;
+            case 5: e = 0.5; break;
+            default: e = -lp(g);
+        }
+    }
+    return x;
+}
+}  // namespace
+
+TEST_CASE("doctor scan: the SIMD load equals the scalar reference (every dtype, mask type and layout)") {
+    std::mt19937_64 g(5);
+    for (std::uint64_t n : {1u, 2u, 7u, 8u, 9u, 63u, 513u, 1030u}) {
+        const auto td = odd_logprobs(g, 3 * n), rd = odd_logprobs(g, 3 * n);
+        std::vector<std::uint8_t> m8(3 * n);
+        std::vector<std::int32_t> m32(3 * n);
+        for (std::size_t k = 0; k < m8.size(); ++k) m32[k] = m8[k] = g() % 5 != 0;
+        const std::vector<float> tf(td.begin(), td.end()), rf(rd.begin(), rd.end());
+        std::vector<logratio::bfloat16> tb, rb;
+        for (std::size_t k = 0; k < td.size(); ++k) tb.push_back(logratio::to_bfloat16(tf[k])), rb.push_back(logratio::to_bfloat16(rf[k]));
+        CAPTURE(n);
+        check_load(logratio::padded(tf, rf, m8, 3, n));
+        check_load(logratio::padded(td, rd, m8, 3, n));
+        check_load(logratio::padded(tb, rb, m8, 3, n));
+        check_load(logratio::padded(tf, rf, m32, 3, n));  // a mask type read through the staged path
+        const std::vector<std::int64_t> cu{0, 1, static_cast<std::int64_t>(n + 1), static_cast<std::int64_t>(3 * n)};
+        check_load(logratio::packed(tf, rf, cu));
+    }
+}
+
+TEST_CASE("doctor bins: the packed cell table and its SIMD lanes give prob_bin's bins") {
+    // Every 61st positive float up to +inf, and 3 ulps around each edge:
+    // the packed table's bin equals the definition; then the SIMD cells of
+    // batches of those values equal the scalar cell() lane for lane.
+    const auto& lut = dr::detail::the_prob_lut();
+    const auto& pc = dr::detail::the_prob_cells();
+    std::vector<float> ms;
+    for (std::uint32_t bits = 0; bits <= 0x7F800000u; bits += 61) {
+        float m;
+        std::memcpy(&m, &bits, 4);
+        REQUIRE(pc.bin(m) == lut.exact_bin(m));
+        if (bits % (61 * 4096) == 0) ms.push_back(m);
+    }
+    for (int b = 1; b < dr::prob_axis::bins; ++b) {
+        float e = lut.edge[static_cast<std::size_t>(b)];
+        for (int k = 0; k < 3; ++k) e = std::nextafter(e, 0.0f);
+        for (int k = 0; k < 7; ++k, e = std::nextafter(e, INFINITY)) {
+            CHECK(pc.bin(e) == lut.exact_bin(e));
+            ms.push_back(e);
+        }
+    }
+    using B = xsimd::batch<double>;
+    std::vector<double> t, r, ok;
+    std::mt19937_64 g(3);
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        t.push_back(-static_cast<double>(ms[i]));
+        r.push_back(-static_cast<double>(ms[(i * 7919) % ms.size()]));
+        ok.push_back(g() % 4 ? 1.0 : 0.0);
+    }
+    t.push_back(0.0), r.push_back(1e-9), ok.push_back(1.0);  // l >= 0: bin 63
+    while (t.size() % B::size) t.push_back(-1.0), r.push_back(-2.0), ok.push_back(1.0);
+    std::vector<std::uint32_t> cells(t.size());
+    for (std::size_t i = 0; i < t.size(); i += B::size)
+        dr::detail::store_cells<B::arch_type>(pc, &t[i], &r[i], &ok[i], &cells[i]);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        CAPTURE(i);
+        REQUIRE(cells[i] == pc.cell(t[i], r[i], ok[i] != 0.0));
+        if (ok[i] != 0.0)
+            CHECK(cells[i] == static_cast<std::uint32_t>(dr::prob_bin(lut, r[i]) * dr::prob_axis::bins +
+                                                          dr::prob_bin(lut, t[i])));
     }
 }
 
@@ -127,13 +242,16 @@ TEST_CASE("doctor scan: the SIMD breakdown sums equal the scalar reference (coun
             const std::size_t k1 = std::min<std::size_t>(n, dr::breakdowns::position_hi(pb) + 1);
             dr::detail::scan_bucket_scalar(a, lut, ra, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)),
                                            k1);
-            dr::detail::scan_bucket(b, lut, sb, pb, static_cast<std::size_t>(dr::breakdowns::position_lo(pb)), k1);
+            dr::detail::scan_bucket(b, dr::detail::the_prob_cells(), sb, pb,
+                                    static_cast<std::size_t>(dr::breakdowns::position_lo(pb)), k1);
         }
+        dr::detail::flush_probability(a, ra);
+        dr::detail::flush_probability(b, sb);
         CAPTURE(n);
         CHECK(sb.negative == ra.negative);
         CHECK(sb.positive == ra.positive);
         CHECK(sb.above_tail == ra.above_tail);
-        CHECK(b.joint == a.joint);
+        CHECK(sb.bd.joint == ra.bd.joint);
         auto same = [](const dr::delta_stats& x, const dr::delta_stats& y) {
             CHECK(x.count == y.count);
             CHECK(x.max_abs == y.max_abs);
@@ -149,7 +267,6 @@ TEST_CASE("doctor scan: the SIMD breakdown sums equal the scalar reference (coun
             CHECK(sb.slope[pb].sx == doctest::Approx(ra.slope[pb].sx).epsilon(1e-12));
             CHECK(sb.slope[pb].sy == doctest::Approx(ra.slope[pb].sy).epsilon(1e-12));
         }
-        for (std::size_t c = 0; c < 2; ++c)
-            for (int q = 0; q < dr::breakdowns::prob_buckets; ++q) same(b.prob[c][q], a.prob[c][q]);
+        for (int q = 0; q < dr::breakdowns::prob_buckets; ++q) same(sb.bd.by_rollout_prob[q], ra.bd.by_rollout_prob[q]);
     }
 }

@@ -42,6 +42,7 @@ struct simd_ops<double> {
     static double min_where(double acc, bool m, double x) noexcept { return m ? std::min(acc, x) : acc; }
     static double max_where(double acc, bool m, double x) noexcept { return m ? std::max(acc, x) : acc; }
     static std::uint64_t count(bool m) noexcept { return m ? 1u : 0u; }
+    static unsigned bits(bool m) noexcept { return m ? 1u : 0u; }
 };
 
 /// SIMD path: an xsimd batch of doubles for architecture A.
@@ -81,28 +82,42 @@ struct simd_ops<xsimd::batch<double, A>> {
 #endif
         return xsimd::select(m, xsimd::max(acc, x), acc);
     }
-    /// number of true lanes (a scalar popcount: keeps counting off the vector ports)
-    static std::uint64_t count(const mask& m) noexcept {
+    /// the lanes of a mask as bits (lane j in bit j)
+    static unsigned bits(const mask& m) noexcept {
         using reg = typename mask::register_type;
         const reg r = m;
 #if defined(__x86_64__) || defined(__i386__)
         if constexpr (std::is_base_of<xsimd::avx512f, A>::value) {
-            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(r)));
+            return static_cast<unsigned>(r) & ((1u << size) - 1);
         } else if constexpr (std::is_base_of<xsimd::avx, A>::value) {
-            return static_cast<std::uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(r))));
+            return static_cast<unsigned>(_mm256_movemask_pd(r));
         } else if constexpr (std::is_base_of<xsimd::sse2, A>::value) {
-            // two lanes: no popcnt instruction needed (the SSE2 baseline may lack it)
-            static constexpr std::uint8_t bits[4] = {0, 1, 1, 2};
-            return bits[_mm_movemask_pd(r) & 3];
+            return static_cast<unsigned>(_mm_movemask_pd(r));
         } else
 #endif
         {
             (void)r;
             alignas(64) bool b[size];
             m.store_aligned(b);
-            std::uint64_t c = 0;
-            for (std::size_t i = 0; i < size; ++i) c += b[i] ? 1u : 0u;
+            unsigned c = 0;
+            for (std::size_t i = 0; i < size; ++i) c |= (b[i] ? 1u : 0u) << i;
             return c;
+        }
+    }
+    /// number of true lanes (a scalar popcount: keeps counting off the vector ports)
+    static std::uint64_t count(const mask& m) noexcept {
+        if constexpr (size == 2) {
+            // two lanes: no popcnt instruction needed (the SSE2 baseline may lack it)
+            static constexpr std::uint8_t ones[4] = {0, 1, 1, 2};
+            return ones[bits(m) & 3];
+        } else {
+#if defined(__GNUC__) || defined(__clang__)
+            return static_cast<std::uint64_t>(__builtin_popcount(bits(m)));
+#else
+            std::uint64_t c = 0;
+            for (unsigned b = bits(m); b; b &= b - 1) ++c;
+            return c;
+#endif
         }
     }
 

@@ -24,11 +24,14 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "../detail/panel_kernel.hpp"
 #include "../detail/parallel.hpp"
+#include "../detail/simd.hpp"
 #include "../core/dtype.hpp"
 #include "../core/limits.hpp"
 #include "../core/view.hpp"
 #include "breakdowns.hpp"
+#include "prob_cells.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace doctor {
@@ -193,16 +196,68 @@ inline bool change_point(const std::vector<float>& a, std::size_t& at) {
 
 /// Per-range scratch: one sequence converted to double (0.0 where a token is
 /// not usable, so that loops can multiply by the 0/1 `ok` instead of
-/// branching), its |δ| series, and the probability accumulators of the
-/// range (one extra slot takes the unusable tokens, branch-free).
+/// branching), its |δ| series, its tokens' joint-histogram cells
+/// (prob_cells.hpp) and the probability accumulators of the range.
 struct scan_scratch {
+    /// copies of the probability sums, by slot & 3: consecutive tokens in
+    /// the same bucket do not wait on each other's read-modify-writes
+    static constexpr std::size_t prob_copies = 4;
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
     std::vector<float> a;
     std::vector<double> k3;  ///< kl_k3's term per slot (scan_bucket's SIMD sums, then the scatter)
+    std::vector<std::uint32_t> cell;  ///< joint cell per slot (unusable_cell when not usable)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
-    std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, 2> prob{};  ///< even, odd slots
-    std::vector<std::uint64_t> joint = std::vector<std::uint64_t>(prob_axis::bins * prob_axis::bins + 1, 0);
+    /// Σδ, Σ|δ|, max|δ|, Σk3 by rollout-probability bucket (one extra slot
+    /// takes the unusable tokens, branch-free); counts come from `joint`
+    std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, prob_copies> prob{};
+    std::vector<std::uint32_t> joint = std::vector<std::uint32_t>(unusable_cell + 1, 0);  ///< by cell
+    std::uint64_t joint_tokens = 0;  ///< tokens in `joint` since the last flush (32-bit cells)
+    logratio::detail::chunk_buffers staging;  ///< load_sequence's staged batches (tails, SSE2)
 };
+
+/// Moves the range's probability sums and joint counts into st (the joint
+/// transposed to st's p_T-major layout; bucket counts from the joint).
+inline void flush_probability(scan_scratch& w, scan_state& st) {
+    constexpr int B = prob_axis::bins;
+    for (int je = 0; je < B; ++je)
+        for (int jt = 0; jt < B; ++jt) {
+            const std::uint32_t c = w.joint[static_cast<std::size_t>(je * B + jt)];
+            st.bd.joint[static_cast<std::size_t>(jt * B + je)] += c;
+            st.bd.by_rollout_prob[static_cast<std::size_t>(je >> 2)].count += c;
+        }
+    for (auto& copy : w.prob)
+        for (int b = 0; b < breakdowns::prob_buckets; ++b) st.bd.by_rollout_prob[b].merge(copy[static_cast<std::size_t>(b)]);
+    w.prob = {};
+    std::fill(w.joint.begin(), w.joint.end(), 0u);
+    w.joint_tokens = 0;
+}
+
+/// Adds the slots [k0, k1) of a loaded sequence, whose cells and kl_k3
+/// terms are stored, to the probability sums and the joint counts.
+inline void scatter_probability(scan_scratch& w, scan_state& st, std::size_t k0, std::size_t k1) {
+    constexpr std::uint64_t flush_at = std::uint64_t(1) << 31;  // 32-bit cells never overflow
+    while (k0 < k1) {
+        if (w.joint_tokens >= flush_at) flush_probability(w, st);
+        const std::size_t k_end = k0 + static_cast<std::size_t>(std::min<std::uint64_t>(k1 - k0, flush_at));
+        const double* tp = w.t.data();
+        const double* rp = w.r.data();
+        const double* k3p = w.k3.data();
+        const std::uint32_t* cp = w.cell.data();
+        std::uint32_t* jp = w.joint.data();
+        for (std::size_t k = k0; k < k_end; ++k) {
+            const std::uint32_t c = cp[k];
+            ++jp[c];
+            delta_stats& p = w.prob[k & (scan_scratch::prob_copies - 1)][c >> 8];  // je >> 2; 16 when unusable
+            const double d = tp[k] - rp[k], ad = std::fabs(d);
+            p.sum_delta += d;
+            p.sum_abs += ad;
+            p.sum_k3 += k3p[k];
+            if (ad > p.max_abs) p.max_abs = ad;  // rarely taken once the bucket has seen its tokens
+        }
+        w.joint_tokens += k_end - k0;
+        k0 = k_end;
+    }
+}
 
 /// Marks a filled value x of `side` (other = the other side's log-prob);
 /// true when x is one (exact 0.0 the other side finds unlikely, or <= -50).
@@ -265,48 +320,105 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
     st.fill[1].sequences += touched[1];
 }
 
-/// Converts sequence [b, e) into w; returns false when no token is masked in.
-/// first: the first masked-in slot. The conversion loop has no branch: the
-/// mask and the usable test are 80/20 and 98/2 coin flips in real dumps, so
-/// branches on them mispredict; the rare slots are written unconditionally
-/// and the count advanced by 0 or 1.
+/// The index of the lowest set bit of a nonzero x.
+inline unsigned lowest_bit(unsigned x) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    return static_cast<unsigned>(__builtin_ctz(x));
+#else
+    unsigned i = 0;
+    while (!(x & 1u)) x >>= 1, ++i;
+    return i;
+#endif
+}
+
+/// The masked-in bounds of sequence [b, e): the first and the last
+/// masked-in slot; false when no token is masked in.
 template <class T, class M>
-bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
-                   std::uint64_t& first) {
+bool masked_bounds(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, std::uint64_t& first,
+                   std::uint64_t& last) {
     const std::uint64_t n = e - b;
-    std::uint64_t lo = 0, last = n;
-    while (lo < n && !v.counts(b + lo)) ++lo;
-    if (lo == n) return false;
-    while (!v.counts(b + last - 1)) --last;
-    --last;
+    first = 0;
+    while (first < n && !v.counts(b + first)) ++first;
+    if (first == n) return false;
+    last = n - 1;
+    while (!v.counts(b + last)) --last;
+    return true;
+}
+
+/// Converts sequence [b, e) into w, one token at a time; returns false when
+/// no token is masked in. first: the first masked-in slot. The scalar
+/// reference of load_sequence (tests compare the two); branch-free: the
+/// mask and the usable test are 80/20 and 98/2 coin flips in real dumps,
+/// so branches on them mispredict; the rare slots are written
+/// unconditionally and the count advanced by 0 or 1.
+template <class T, class M>
+bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st,
+                          scan_scratch& w, std::uint64_t& first) {
+    std::uint64_t last = 0;
+    if (!masked_bounds(v, b, e, first, last)) return false;
+    const std::uint64_t n = e - b;
     w.t.resize(n);
     w.r.resize(n);
     w.ok.resize(n);
     w.rare.resize(n + 1);
     const T* tp = v.train() + b;
     const T* rp = v.rollout() + b;
-    double* wt = w.t.data();
-    double* wr = w.r.data();
-    double* wo = w.ok.data();
-    std::uint64_t* rare = w.rare.data();
     std::uint64_t usable = 0, nrare = 0;
     for (std::uint64_t k = 0; k < n; ++k) {
         const bool on = v.counts(b + k);
         const double t = logratio::to_double(tp[k]), r = logratio::to_double(rp[k]);
         const bool odd = unusual(t, r);
         const bool use = on & !odd;
-        wt[k] = kept_or_zero(t, use);
-        wr[k] = kept_or_zero(r, use);
-        wo[k] = static_cast<double>(use);
+        w.t[k] = kept_or_zero(t, use);
+        w.r[k] = kept_or_zero(r, use);
+        w.ok[k] = static_cast<double>(use);
         usable += use;
-        rare[nrare] = k;
+        w.rare[nrare] = k;
         nrare += on & odd;
     }
     w.rare.resize(nrare);
     ++st.sequences;
     st.usable += usable;
-    first = lo;
-    if (!w.rare.empty()) note_rare(v, b, lo, last, st, w);
+    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
+    return true;
+}
+
+/// load_sequence_scalar in xsimd batches of doubles, read straight from
+/// memory where the level and types allow (the panel's for_each_batch):
+/// the same slots, usable count and rare slots (collected from the lane
+/// bits of the few batches that hold one).
+template <class T, class M>
+bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
+                   std::uint64_t& first) {
+    using V = xsimd::batch<double>;
+    using ops = logratio::detail::simd_ops<V>;
+    std::uint64_t last = 0;
+    if (!masked_bounds(v, b, e, first, last)) return false;
+    const std::size_t n = static_cast<std::size_t>(e - b);
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + V::size);  // the staged tail writes up to a batch past n
+    w.rare.clear();
+    double* wt = w.t.data();
+    double* wr = w.r.data();
+    double* wo = w.ok.data();
+    const V zero(0.0), one(1.0), low(-50.0);
+    std::size_t k = 0;
+    std::uint64_t usable = 0;
+    logratio::detail::for_each_batch<V>(v, b, e, w.staging, [&](const V& t, const V& r, const typename ops::mask& on) {
+        const auto plain = (t < zero) & (r < zero) & (t > low) & (r > low);  // not unusual()
+        const auto use = on & plain;
+        xsimd::select(use, t, zero).store_unaligned(wt + k);
+        xsimd::select(use, r, zero).store_unaligned(wr + k);
+        xsimd::select(use, one, zero).store_unaligned(wo + k);
+        usable += ops::count(use);
+        const auto odd = on & !plain;
+        if (!ops::none(odd))
+            for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
+        k += V::size;
+    });
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
+    ++st.sequences;
+    st.usable += usable;
+    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
     return true;
 }
 
@@ -444,8 +556,6 @@ inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state&
                         std::size_t k1) {
     double sd = 0, sa = 0, mx = 0, s3 = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     std::uint64_t cnt = 0, neg = 0, pos = 0, tail = 0;  // integer counters: no int-to-double conversions
-    constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
-    const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
     for (std::size_t k = k0; k < k1; ++k) {
         const double t = w.t[k], r = w.r[k], on = w.ok[k], d = t - r, ad = std::fabs(d);
         const double k3 = k3_term(d);
@@ -462,11 +572,16 @@ inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state&
         neg += d < 0;
         pos += d > 0;
         tail += ad > scan_state::tail_delta;
-        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
-        // two copies of the probability sums, even and odd slots: consecutive
-        // tokens in the same bucket do not wait on each other's stores
-        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(d, k3);
-        ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
+        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);  // the byte table: independent of prob_cells
+        const std::size_t c = use ? static_cast<std::size_t>(je) * prob_axis::bins + static_cast<std::size_t>(jt)
+                                  : std::size_t(unusable_cell);
+        ++w.joint[c];
+        ++w.joint_tokens;
+        delta_stats& p = w.prob[k % scan_scratch::prob_copies][c >> 8];
+        p.sum_delta += d;
+        p.sum_abs += ad;
+        p.max_abs = std::max(p.max_abs, ad);
+        p.sum_k3 += k3;
     }
     delta_stats& p = st.bd.by_position[pb];
     p.count += cnt;
@@ -489,11 +604,13 @@ inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state&
 /// xsimd batches of doubles (counts as sums of 0/1: exact); kl_k3's term is
 /// kept per slot for the probability scatter, which stays scalar (a table
 /// bin per side and histogram increments). Only the summation order differs.
-inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, int pb, std::size_t k0,
+inline void scan_bucket(scan_scratch& w, const prob_cells& pc, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     using B = xsimd::batch<double>;
     constexpr std::size_t L = B::size;
     if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
+    if (w.cell.size() < w.ok.size()) w.cell.resize(w.ok.size());
+    std::uint32_t* cellp = w.cell.data();
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
@@ -507,6 +624,7 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
         const B d2 = d * d;
         B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
         k3.store_unaligned(k3p + k);
+        store_cells<typename B::arch_type>(pc, tp + k, rp + k, okp + k, cellp + k);
         if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
             for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
             k3 = B::load_unaligned(k3p + k);
@@ -535,6 +653,7 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
     for (; k < k1; ++k) {  // the tail slots
         const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
         k3p[k] = k3_term(d);
+        cellp[k] = pc.cell(t, r, okp[k] != 0.0);
         ncnt += okp[k] != 0.0;
         hsd += d;
         hsa += ad;
@@ -548,15 +667,7 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
         npos += d > 0;
         ntail += ad > scan_state::tail_delta;
     }
-    constexpr std::size_t dummy_prob = breakdowns::prob_buckets;
-    const std::size_t dummy_joint = static_cast<std::size_t>(prob_axis::bins) * prob_axis::bins;
-    for (k = k0; k < k1; ++k) {  // the scatter into the probability breakdowns
-        const double t = tp[k], r = rp[k];
-        const bool use = okp[k] != 0.0;
-        const int jt = prob_bin(lut, t), je = prob_bin(lut, r);
-        w.prob[k & 1][use ? static_cast<std::size_t>(je >> 2) : dummy_prob].add(t - r, k3p[k]);
-        ++w.joint[use ? static_cast<std::size_t>(jt) * prob_axis::bins + static_cast<std::size_t>(je) : dummy_joint];
-    }
+    scatter_probability(w, st, k0, k1);
     delta_stats& p = st.bd.by_position[pb];
     p.count += ncnt;
     p.sum_delta += hsd;
@@ -577,31 +688,27 @@ inline void scan_bucket(scan_scratch& w, const prob_lut& lut, scan_state& st, in
 /// The sums of one loaded sequence. Tokens after a desync change point are
 /// kept out of the breakdowns, like filled values: the desync finding
 /// explains them. Positions count from the first masked-in slot.
-inline void scan_loaded(scan_scratch& w, const prob_lut& lut, scan_state& st, std::size_t first) {
+inline void scan_loaded(scan_scratch& w, const prob_cells& pc, scan_state& st, std::size_t first) {
     const std::size_t cut = desync_cut(w, st, scan_pairs(w, st));
     for (int pb = 0; first + breakdowns::position_lo(pb) < cut; ++pb) {
         const std::size_t k0 = first + breakdowns::position_lo(pb);
         const std::size_t k1 = std::min<std::size_t>(cut, first + breakdowns::position_hi(pb) + 1);
-        scan_bucket(w, lut, st, pb, k0, k1);
+        scan_bucket(w, pc, st, pb, k0, k1);
     }
 }
 
 /// The doctor's pass over sequences [s0, s1).
 template <class T, class M>
 scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1) {
-    const prob_lut& lut = the_prob_lut();
+    const prob_cells& pc = the_prob_cells();
     scan_state st;
     scan_scratch w;
     for (std::uint64_t s = s0; s < s1; ++s) {
         std::uint64_t first = 0;
         if (!load_sequence(v, v.sequence_begin(s), v.sequence_end(s), st, w, first)) continue;
-        scan_loaded(w, lut, st, static_cast<std::size_t>(first));
+        scan_loaded(w, pc, st, static_cast<std::size_t>(first));
     }
-    for (int b = 0; b < breakdowns::prob_buckets; ++b) {
-        st.bd.by_rollout_prob[b] = w.prob[0][static_cast<std::size_t>(b)];
-        st.bd.by_rollout_prob[b].merge(w.prob[1][static_cast<std::size_t>(b)]);
-    }
-    std::copy(w.joint.begin(), w.joint.end() - 1, st.bd.joint.begin());
+    flush_probability(w, st);
     return st;
 }
 
