@@ -311,7 +311,7 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
         touched[0] |= ft;
         touched[1] |= fr;
         if (ft || fr) continue;
-        w.t[k] = t;  // an exact 0.0 both sides agree on: usable
+        w.t[k] = t;  // an exact 0.0 both sides agree on, or a tolerated tiny positive: usable
         w.r[k] = r;
         w.ok[k] = 1.0;
         ++st.usable;
@@ -379,8 +379,25 @@ bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint
     w.rare.resize(nrare);
     ++st.sequences;
     st.usable += usable;
+    w.cell.resize(n);
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
+    for (std::uint64_t k = 0; k < n; ++k)  // by the byte table: independent of prob_cells
+        w.cell[k] = w.ok[k] != 0.0 ? static_cast<std::uint32_t>(prob_bin(the_prob_lut(), w.r[k]) * prob_axis::bins +
+                                                                 prob_bin(the_prob_lut(), w.t[k]))
+                                   : unusable_cell;
     return true;
+}
+
+/// The joint cells of the n loaded slots of w, in batches over the stored
+/// slots (a loop of its own: the bins' dependency chain overlaps across
+/// iterations; inside the load loop it measured slower). w's arrays hold
+/// whole batches past n.
+inline void store_sequence_cells(scan_scratch& w, std::size_t n) {
+    using V = xsimd::batch<double>;
+    const prob_cells& pc = the_prob_cells();
+    for (std::size_t k = 0; k < n; k += V::size)
+        store_cells(pc, V::load_unaligned(&w.t[k]), V::load_unaligned(&w.r[k]), V::load_unaligned(&w.ok[k]),
+                    &w.cell[k]);
 }
 
 /// load_sequence_scalar in xsimd batches of doubles, read straight from
@@ -396,29 +413,39 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
     if (!masked_bounds(v, b, e, first, last)) return false;
     const std::size_t n = static_cast<std::size_t>(e - b);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + V::size);  // the staged tail writes up to a batch past n
+    w.cell.resize(n + V::size);
     w.rare.clear();
     double* wt = w.t.data();
     double* wr = w.r.data();
     double* wo = w.ok.data();
-    const V zero(0.0), one(1.0), low(-50.0);
+    const V zero(0.0), one(1.0), low(-50.0), log_half(-0.69314718055994531);
     std::size_t k = 0;
-    std::uint64_t usable = 0;
-    logratio::detail::for_each_batch<V>(v, b, e, w.staging, [&](const V& t, const V& r, const typename ops::mask& on) {
-        const auto plain = (t < zero) & (r < zero) & (t > low) & (r > low);  // not unusual()
+    std::uint64_t usable = 0, zeros[2] = {0, 0};
+    logratio::detail::for_each_batch<V>(v, b, e, w.staging, [&](const V& t, const V& r, const typename ops::mask& on) LOGRATIO_ALWAYS_INLINE {
+        // not unusual(), or an exact 0.0 on one or both sides the other side finds likely
+        const auto plain = (t <= zero) & (r <= zero) & (t > low) & (r > low) & !((t == zero) & (r < log_half)) &
+                           !((r == zero) & (t < log_half));
         const auto use = on & plain;
-        xsimd::select(use, t, zero).store_unaligned(wt + k);
-        xsimd::select(use, r, zero).store_unaligned(wr + k);
-        xsimd::select(use, one, zero).store_unaligned(wo + k);
+        const V tu = xsimd::select(use, t, zero), ru = xsimd::select(use, r, zero), ou = xsimd::select(use, one, zero);
+        tu.store_unaligned(wt + k);
+        ru.store_unaligned(wr + k);
+        ou.store_unaligned(wo + k);
         usable += ops::count(use);
+        zeros[0] += ops::count(use & (t == zero));
+        zeros[1] += ops::count(use & (r == zero));
         const auto odd = on & !plain;
         if (!ops::none(odd))
             for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
         k += V::size;
     });
-    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
     ++st.sequences;
     st.usable += usable;
+    st.fill[0].zeros += zeros[0];
+    st.fill[1].zeros += zeros[1];
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
+    store_sequence_cells(w, n);
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
+    w.cell.resize(n);
     return true;
 }
 
@@ -604,13 +631,11 @@ inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state&
 /// xsimd batches of doubles (counts as sums of 0/1: exact); kl_k3's term is
 /// kept per slot for the probability scatter, which stays scalar (a table
 /// bin per side and histogram increments). Only the summation order differs.
-inline void scan_bucket(scan_scratch& w, const prob_cells& pc, scan_state& st, int pb, std::size_t k0,
+inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     using B = xsimd::batch<double>;
     constexpr std::size_t L = B::size;
     if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
-    if (w.cell.size() < w.ok.size()) w.cell.resize(w.ok.size());
-    std::uint32_t* cellp = w.cell.data();
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
@@ -624,7 +649,6 @@ inline void scan_bucket(scan_scratch& w, const prob_cells& pc, scan_state& st, i
         const B d2 = d * d;
         B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
         k3.store_unaligned(k3p + k);
-        store_cells<typename B::arch_type>(pc, tp + k, rp + k, okp + k, cellp + k);
         if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
             for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
             k3 = B::load_unaligned(k3p + k);
@@ -653,7 +677,6 @@ inline void scan_bucket(scan_scratch& w, const prob_cells& pc, scan_state& st, i
     for (; k < k1; ++k) {  // the tail slots
         const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
         k3p[k] = k3_term(d);
-        cellp[k] = pc.cell(t, r, okp[k] != 0.0);
         ncnt += okp[k] != 0.0;
         hsd += d;
         hsa += ad;
@@ -688,25 +711,24 @@ inline void scan_bucket(scan_scratch& w, const prob_cells& pc, scan_state& st, i
 /// The sums of one loaded sequence. Tokens after a desync change point are
 /// kept out of the breakdowns, like filled values: the desync finding
 /// explains them. Positions count from the first masked-in slot.
-inline void scan_loaded(scan_scratch& w, const prob_cells& pc, scan_state& st, std::size_t first) {
+inline void scan_loaded(scan_scratch& w, scan_state& st, std::size_t first) {
     const std::size_t cut = desync_cut(w, st, scan_pairs(w, st));
     for (int pb = 0; first + breakdowns::position_lo(pb) < cut; ++pb) {
         const std::size_t k0 = first + breakdowns::position_lo(pb);
         const std::size_t k1 = std::min<std::size_t>(cut, first + breakdowns::position_hi(pb) + 1);
-        scan_bucket(w, pc, st, pb, k0, k1);
+        scan_bucket(w, st, pb, k0, k1);
     }
 }
 
 /// The doctor's pass over sequences [s0, s1).
 template <class T, class M>
 scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1) {
-    const prob_cells& pc = the_prob_cells();
     scan_state st;
     scan_scratch w;
     for (std::uint64_t s = s0; s < s1; ++s) {
         std::uint64_t first = 0;
         if (!load_sequence(v, v.sequence_begin(s), v.sequence_end(s), st, w, first)) continue;
-        scan_loaded(w, pc, st, static_cast<std::size_t>(first));
+        scan_loaded(w, st, static_cast<std::size_t>(first));
     }
     flush_probability(w, st);
     return st;
