@@ -212,6 +212,11 @@ struct scan_scratch {
     std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, prob_copies> prob{};
     std::vector<std::uint32_t> joint = std::vector<std::uint32_t>(unusable_cell + 1, 0);  ///< by cell
     std::uint64_t joint_tokens = 0;  ///< tokens in `joint` since the last flush (32-bit cells)
+    /// the tokens of one breakdown range waiting for scatter_probability
+    struct queue {
+        std::vector<std::uint32_t> cell;
+        std::vector<double> d, k3;
+    } q;
     logratio::detail::chunk_buffers staging;  ///< load_sequence's staged batches (tails, SSE2)
 };
 
@@ -232,31 +237,69 @@ inline void flush_probability(scan_scratch& w, scan_state& st) {
     w.joint_tokens = 0;
 }
 
-/// Adds the slots [k0, k1) of a loaded sequence, whose cells and kl_k3
-/// terms are stored, to the probability sums and the joint counts.
-inline void scatter_probability(scan_scratch& w, scan_state& st, std::size_t k0, std::size_t k1) {
-    constexpr std::uint64_t flush_at = std::uint64_t(1) << 31;  // 32-bit cells never overflow
-    while (k0 < k1) {
-        if (w.joint_tokens >= flush_at) flush_probability(w, st);
-        const std::size_t k_end = k0 + static_cast<std::size_t>(std::min<std::uint64_t>(k1 - k0, flush_at));
-        const double* tp = w.t.data();
-        const double* rp = w.r.data();
-        const double* k3p = w.k3.data();
-        const std::uint32_t* cp = w.cell.data();
+/// One token's share of the probability sums (copy: one of the copies).
+LOGRATIO_ALWAYS_INLINE inline void scatter_one(delta_stats* copy, std::uint32_t* joint, std::uint32_t c, double d,
+                                               double k3) noexcept {
+    ++joint[c];
+    delta_stats& p = copy[c >> 8];  // je >> 2: the rollout-probability bucket; 16 when unusable
+    const double ad = std::fabs(d);
+    p.sum_delta += d;
+    p.sum_abs += ad;
+    p.sum_k3 += k3;
+    if (ad > p.max_abs) p.max_abs = ad;  // rarely taken once the bucket has seen its tokens
+}
+
+/// Adds the n tokens queued in w.q (cell, δ, kl_k3's term) to the
+/// probability sums and the joint counts: four tokens per step, each into
+/// its own copy of the sums.
+inline void scatter_probability(scan_scratch& w, scan_state& st, std::size_t n) {
+    constexpr std::uint64_t chunk = std::uint64_t(1) << 31;  // 32-bit cells never overflow
+    for (std::size_t i0 = 0; i0 < n;) {
+        const std::size_t i1 = i0 + static_cast<std::size_t>(std::min<std::uint64_t>(n - i0, chunk));
+        if (w.joint_tokens + (i1 - i0) >= 2 * chunk) flush_probability(w, st);
+        const std::uint32_t* c = w.q.cell.data();
+        const double* d = w.q.d.data();
+        const double* k3 = w.q.k3.data();
         std::uint32_t* jp = w.joint.data();
-        for (std::size_t k = k0; k < k_end; ++k) {
-            const std::uint32_t c = cp[k];
-            ++jp[c];
-            delta_stats& p = w.prob[k & (scan_scratch::prob_copies - 1)][c >> 8];  // je >> 2; 16 when unusable
-            const double d = tp[k] - rp[k], ad = std::fabs(d);
-            p.sum_delta += d;
-            p.sum_abs += ad;
-            p.sum_k3 += k3p[k];
-            if (ad > p.max_abs) p.max_abs = ad;  // rarely taken once the bucket has seen its tokens
+        delta_stats* c0 = w.prob[0].data();
+        delta_stats* c1 = w.prob[1].data();
+        delta_stats* c2 = w.prob[2].data();
+        delta_stats* c3 = w.prob[3].data();
+        std::size_t i = i0;
+        for (; i + 4 <= i1; i += 4) {
+            scatter_one(c0, jp, c[i], d[i], k3[i]);
+            scatter_one(c1, jp, c[i + 1], d[i + 1], k3[i + 1]);
+            scatter_one(c2, jp, c[i + 2], d[i + 2], k3[i + 2]);
+            scatter_one(c3, jp, c[i + 3], d[i + 3], k3[i + 3]);
         }
-        w.joint_tokens += k_end - k0;
-        k0 = k_end;
+        for (; i < i1; ++i) scatter_one(c0, jp, c[i], d[i], k3[i]);
+        w.joint_tokens += i1 - i0;
+        i0 = i1;
     }
+}
+
+/// Queues a batch of slots for scatter_probability: on AVX-512 only the
+/// usable lanes (compressed; the rest would go to the dummy slot), else all.
+template <class A>
+LOGRATIO_ALWAYS_INLINE inline void queue_batch(scan_scratch::queue& q, std::size_t& n,
+                                               const xsimd::batch<double, A>& ok, const xsimd::batch<double, A>& d,
+                                               const xsimd::batch<double, A>& k3, const std::uint32_t* cells) noexcept {
+#if LOGRATIO_X86 && defined(__AVX512F__)
+    if constexpr (logratio::detail::is_avx512<A>) {
+        const __mmask8 u = _mm512_cmp_pd_mask(ok, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+        _mm512_storeu_pd(q.d.data() + n, _mm512_maskz_compress_pd(u, d));
+        _mm512_storeu_pd(q.k3.data() + n, _mm512_maskz_compress_pd(u, k3));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.cell.data() + n),
+                            _mm256_maskz_compress_epi32(u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cells))));
+        n += static_cast<std::size_t>(__builtin_popcount(u));
+        return;
+    }
+#endif
+    (void)ok;
+    d.store_unaligned(q.d.data() + n);
+    k3.store_unaligned(q.k3.data() + n);
+    std::memcpy(q.cell.data() + n, cells, sizeof(std::uint32_t) * xsimd::batch<double, A>::size);
+    n += xsimd::batch<double, A>::size;
 }
 
 /// Marks a filled value x of `side` (other = the other side's log-prob);
@@ -636,6 +679,9 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     using B = xsimd::batch<double>;
     constexpr std::size_t L = B::size;
     if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
+    for (auto* a : {&w.q.d, &w.q.k3}) a->resize(k1 - k0 + L);
+    w.q.cell.resize(k1 - k0 + L);
+    std::size_t queued = 0;
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
@@ -653,7 +699,9 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
             for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
             k3 = B::load_unaligned(k3p + k);
         }
-        cnt += B::load_unaligned(okp + k);
+        const B ok = B::load_unaligned(okp + k);
+        queue_batch(w.q, queued, ok, d, k3, w.cell.data() + k);
+        cnt += ok;
         sd += d;
         sa += ad;
         mx = xsimd::max(mx, ad);
@@ -677,6 +725,11 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     for (; k < k1; ++k) {  // the tail slots
         const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
         k3p[k] = k3_term(d);
+        if (okp[k] != 0.0) {
+            w.q.cell[queued] = w.cell[k];
+            w.q.d[queued] = d;
+            w.q.k3[queued++] = k3p[k];
+        }
         ncnt += okp[k] != 0.0;
         hsd += d;
         hsa += ad;
@@ -690,7 +743,7 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         npos += d > 0;
         ntail += ad > scan_state::tail_delta;
     }
-    scatter_probability(w, st, k0, k1);
+    scatter_probability(w, st, queued);
     delta_stats& p = st.bd.by_position[pb];
     p.count += ncnt;
     p.sum_delta += hsd;
