@@ -12,9 +12,18 @@
 // the numeric levels; NaN and positive log-probs are counted and skipped
 // (the doctor reports, it does not throw on values).
 //
-// Per token the pass does no log/exp: probability bins come from a table
-// (breakdowns.hpp), kl_k3's term e^δ − 1 − δ from a degree-7 polynomial for
+// Per token the pass does no log/exp: probability bins come from tables
+// or, on AVX-512, from an approximate logit and one edge comparison
+// (prob_cells.hpp), kl_k3's term e^δ − 1 − δ from a degree-7 polynomial for
 // |δ| <= 1/16 (error < 3e-12 relative) and std::expm1 beyond.
+//
+// Per sequence (each stage in xsimd batches, each tested against its
+// scalar reference): load_sequence (memory → double slots, the usable
+// mask, the rare tokens), store_sequence_cells (the joint cells),
+// scan_pairs (alignment sums), desync_cut (only where some |δ| > 0.5),
+// then per position bucket scan_bucket (its sums, the tokens queued for
+// the probability scatter) and scatter_probability (scalar: histogram
+// increments, four tokens per step into four copies of the sums).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -671,9 +680,9 @@ inline void scan_bucket_scalar(scan_scratch& w, const prob_lut& lut, scan_state&
 }
 
 /// scan_bucket_scalar with the per-token arithmetic and the bucket's sums in
-/// xsimd batches of doubles (counts as sums of 0/1: exact); kl_k3's term is
-/// kept per slot for the probability scatter, which stays scalar (a table
-/// bin per side and histogram increments). Only the summation order differs.
+/// xsimd batches of doubles (counts as sums of 0/1: exact); each token's
+/// cell, δ and kl_k3 term are queued for the probability scatter, which
+/// stays scalar (histogram increments). Only the summation order differs.
 inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     using B = xsimd::batch<double>;
