@@ -201,6 +201,7 @@ TEST_CASE("doctor bins: the packed cell table and the SIMD cells give prob_bin's
     while (ms.size() % L) ms.push_back(1.0f);
     alignas(64) double t[L], r[L], ok[L];
     std::uint32_t cells[L];
+    const dr::detail::cell_lookup<B::arch_type> lk;
     std::size_t mismatches = 0;
     for (std::size_t i = 0; i < ms.size(); i += L) {
         for (std::size_t j = 0; j < L; ++j) {
@@ -209,7 +210,7 @@ TEST_CASE("doctor bins: the packed cell table and the SIMD cells give prob_bin's
             ok[j] = (i / L + j) % 5 ? 1.0 : 0.0;
         }
         if (i % (L * 1024) == 0) r[0] = 1e-9;  // a tolerated tiny positive log-prob: bin 63
-        dr::detail::store_cells(pc, B::load_aligned(t), B::load_aligned(r), B::load_aligned(ok), cells);
+        dr::detail::store_cells(lk, B::load_aligned(t), B::load_aligned(r), B::load_aligned(ok), cells);
         for (std::size_t j = 0; j < L; ++j) mismatches += cells[j] != pc.cell(t[j], r[j], ok[j] != 0.0);
     }
     CHECK(mismatches == 0);

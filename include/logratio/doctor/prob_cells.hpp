@@ -136,11 +136,26 @@ LOGRATIO_ALWAYS_INLINE inline __m128i bins_of<__m128i, __m128>(const prob_cells&
 #endif
 #endif
 
+/// What store_cells reads, fetched once per sequence (a copy: the edges
+/// stay in registers through the loop): the packed table, and on AVX-512
+/// the edges.
+template <class A, bool Wide = logratio::detail::is_avx512<A>>
+struct cell_lookup {
+    const prob_cells& pc = the_prob_cells();
+};
+#if defined(__AVX512F__)
+template <class A>
+struct cell_lookup<A, true> {
+    const prob_cells& pc = the_prob_cells();
+    const prob_edges16 pe = the_prob_edges16();
+};
+#endif
+
 /// Writes the cells of a batch of tokens (log-probs t, r; use: 1.0 where
 /// usable, else 0.0) to out: AVX-512 by bins16, AVX2 by one gather per
 /// side (bins_of), the scalar cell() otherwise. Equal to cell() lane for lane.
 template <class A>
-LOGRATIO_ALWAYS_INLINE inline void store_cells(const prob_cells& pc, const xsimd::batch<double, A>& t,
+LOGRATIO_ALWAYS_INLINE inline void store_cells(const cell_lookup<A>& lk, const xsimd::batch<double, A>& t,
                                                const xsimd::batch<double, A>& r, const xsimd::batch<double, A>& use,
                                                std::uint32_t* out) noexcept {
     using B = xsimd::batch<double, A>;
@@ -150,7 +165,7 @@ LOGRATIO_ALWAYS_INLINE inline void store_cells(const prob_cells& pc, const xsimd
         const B zero(0.0);
         const __m512 m = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(xsimd::max(-t, zero))),
                                             _mm512_cvtpd_ps(xsimd::max(-r, zero)), 1);
-        const __m512i both = bins16(the_prob_edges16(), m);
+        const __m512i both = bins16(lk.pe, m);
         const __m256i c = _mm256_add_epi32(_mm256_slli_epi32(_mm512_extracti32x8_epi32(both, 1), 6),
                                            _mm512_castsi512_si256(both));
         const __m256i off = _mm256_cmpeq_epi32(_mm512_cvtpd_epi32(use), _mm256_setzero_si256());
@@ -162,8 +177,8 @@ LOGRATIO_ALWAYS_INLINE inline void store_cells(const prob_cells& pc, const xsimd
 #if LOGRATIO_X86 && defined(__AVX2__)
     if constexpr (logratio::detail::is_avx2<A>) {
         const B zero(0.0);
-        const __m128i jt = bins_of<__m128i>(pc, _mm256_cvtpd_ps(xsimd::max(-t, zero)));
-        const __m128i je = bins_of<__m128i>(pc, _mm256_cvtpd_ps(xsimd::max(-r, zero)));
+        const __m128i jt = bins_of<__m128i>(lk.pc, _mm256_cvtpd_ps(xsimd::max(-t, zero)));
+        const __m128i je = bins_of<__m128i>(lk.pc, _mm256_cvtpd_ps(xsimd::max(-r, zero)));
         const __m128i c = _mm_add_epi32(_mm_slli_epi32(je, 6), jt);
         const __m128i off = _mm_cmpeq_epi32(_mm256_cvtpd_epi32(use), _mm_setzero_si128());
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
@@ -175,7 +190,7 @@ LOGRATIO_ALWAYS_INLINE inline void store_cells(const prob_cells& pc, const xsimd
     t.store_aligned(tl);
     r.store_aligned(rl);
     use.store_aligned(ul);
-    for (std::size_t j = 0; j < B::size; ++j) out[j] = pc.cell(tl[j], rl[j], ul[j] != 0.0);
+    for (std::size_t j = 0; j < B::size; ++j) out[j] = lk.pc.cell(tl[j], rl[j], ul[j] != 0.0);
 }
 
 }  // namespace detail

@@ -446,10 +446,13 @@ bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint
 /// whole batches past n.
 inline void store_sequence_cells(scan_scratch& w, std::size_t n) {
     using V = xsimd::batch<double>;
-    const prob_cells& pc = the_prob_cells();
+    const cell_lookup<V::arch_type> lk;
+    const double* t = w.t.data();
+    const double* r = w.r.data();
+    const double* ok = w.ok.data();
+    std::uint32_t* cell = w.cell.data();
     for (std::size_t k = 0; k < n; k += V::size)
-        store_cells(pc, V::load_unaligned(&w.t[k]), V::load_unaligned(&w.r[k]), V::load_unaligned(&w.ok[k]),
-                    &w.cell[k]);
+        store_cells(lk, V::load_unaligned(t + k), V::load_unaligned(r + k), V::load_unaligned(ok + k), cell + k);
 }
 
 /// load_sequence_scalar in xsimd batches of doubles, read straight from
