@@ -275,6 +275,18 @@ struct online_sums {
         ry = my;
         segments->push_back({i, rz, ry});
     }
+    /// The terms of columns with a -inf entry: a term whose probability is
+    /// 0 is 0 (p a would be 0 * -inf); p > 0 against q = 0 gives +inf in Kz.
+    LOGRATIO_LOGITS_NOINLINE void add_masked(const V& a, const V& b, const V& p, const V& q) {
+        const V zero = ops::splat(0.0);
+        const auto pp = p > zero, qp = q > zero;
+        Sz = Sz + p;
+        Sy = Sy + q;
+        Ez = Ez + ops::select(pp, p * a, zero);
+        Ey = Ey + ops::select(qp, q * b, zero);
+        Kz = Kz + ops::select(pp, p * (a - b), zero);
+        Ky = Ky + ops::select(qp, q * (b - a), zero);
+    }
     static void store(const V& x, double* t) {
         if constexpr (L == 1) t[0] = x;
         else x.store_aligned(t);
@@ -292,7 +304,7 @@ online_sums<V> logits_sums(const T* z, const T* y, std::uint64_t n, double tempe
     constexpr std::size_t L = ops::size;
     const bool scale = temperature != 1.0;
     row_loader<V, T> lz, ly;
-    const V zero = ops::splat(0.0);
+    const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
     online_sums<V> s;
     segments.clear();
     s.segments = &segments;
@@ -302,7 +314,11 @@ online_sums<V> logits_sums(const T* z, const T* y, std::uint64_t n, double tempe
         // a NaN never exceeds a maximum but poisons this running sum (-inf
         // entries alone leave it -inf); a +inf becomes the maximum
         poison = poison + (zi + yi);
-        if (!ops::none((zi > vmz) | (yi > vmy))) {
+        const mask_t up = (zi > vmz) | (yi > vmy);
+        // rare: a new maximum, or a -inf entry (masked vocabulary; its
+        // terms need the rule 0 * -inf = 0, and a lone one the +inf KL)
+        const bool rare = !ops::none(up | (ops::min(zi, yi) == ninf));
+        if (rare && !ops::none(up)) {
             s.raise(zi, yi, i);
             vmz = ops::splat(s.mz);
             vmy = ops::splat(s.my);
@@ -313,13 +329,17 @@ online_sums<V> logits_sums(const T* z, const T* y, std::uint64_t n, double tempe
         const V p = exp_nonpos_fast(a), q = exp_nonpos_fast(b);
         online_sums<V>::store(p, pq + 2 * i);
         online_sums<V>::store(q, pq + 2 * i + L);
-        const mask_t pp = p > zero, qp = q > zero;
-        s.Sz = s.Sz + p;
-        s.Sy = s.Sy + q;
-        s.Ez = s.Ez + ops::select(pp, p * a, zero);
-        s.Ey = s.Ey + ops::select(qp, q * b, zero);
-        s.Kz = s.Kz + ops::select(pp, p * (a - b), zero);
-        s.Ky = s.Ky + ops::select(qp, q * (b - a), zero);
+        if (rare) {
+            s.add_masked(a, b, p, q);
+        } else {  // a, b finite: every product is a number
+            const V x = a - b;
+            s.Sz = s.Sz + p;
+            s.Sy = s.Sy + q;
+            s.Ez = s.Ez + p * a;
+            s.Ey = s.Ey + q * b;
+            s.Kz = s.Kz + p * x;
+            s.Ky = s.Ky - q * x;
+        }
     }
     return s;
 }
