@@ -443,3 +443,14 @@ TEST_CASE("logits: adversarial rows at V = 151,936 (every path against a long-do
         check_all_paths(zb, yb, 0.6, 1e-12);
     }
 }
+
+TEST_CASE("logits: no rows (no row buffer either)") {
+    std::vector<logits_row> out(1);
+    const std::int64_t* none = nullptr;
+    for (const std::uint64_t cols : {std::uint64_t(0), std::uint64_t(7)}) {
+        logits_view<float> e(nullptr, 0, cols);
+        CHECK_NOTHROW(logratio::kernels::compare_logits(e, e, none, out.data()));
+        CHECK_NOTHROW(logratio::kernels::compare_logits(e, e, none, out.data(), {}, 2));
+        CHECK_NOTHROW(logratio::compare_logits_scalar(e, e, none, out.data()));
+    }
+}

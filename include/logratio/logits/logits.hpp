@@ -54,7 +54,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <new>
@@ -416,11 +415,13 @@ template <class V, class T, class I>
 void logits_rows(const logits_view<T>& z, const logits_view<T>& y, const I* tokens, const logits_options& o,
                  logits_row* out, std::uint64_t r0, std::uint64_t r1) {
     constexpr std::size_t L = simd_ops<V>::size;
+    if (r0 == r1) return;  // (no buffer: an allocation of 0 bytes may give null)
     // p and q of one row, L-lane blocks interleaved (reused row to row);
     // not zeroed (every entry is written before it is read): a call for
     // one row would otherwise pay a 16-byte store per column for nothing
-    const std::size_t bytes = (2 * ((z.cols + L - 1) / L) * L * sizeof(double) + 63) / 64 * 64;
-    const std::unique_ptr<double, void (*)(void*)> pq(static_cast<double*>(std::aligned_alloc(64, bytes)), &std::free);
+    const std::size_t bytes = 2 * ((z.cols + L - 1) / L) * L * sizeof(double);
+    const std::unique_ptr<double, void (*)(void*)> pq(static_cast<double*>(xsimd::aligned_malloc(bytes, 64)),
+                                                      &xsimd::aligned_free);
     if (!pq) throw std::bad_alloc();
     std::vector<typename online_sums<V>::segment> segments;
     for (std::uint64_t i = r0; i < r1; ++i)
