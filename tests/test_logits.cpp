@@ -348,3 +348,109 @@ TEST_CASE("logits: argmax is the first column of the maximum, across lanes and t
         CHECK(r.argmax_match == (first == V - 1 - first));
     }
 }
+
+namespace {
+
+/// Every path (dispatch's level, the one-lane reference, two threads over
+/// three copies of the row) against the long-double reference.
+template <class T>
+std::vector<logits_row> check_all_paths(const std::vector<T>& z, const std::vector<T>& y, double temp, double abs_floor) {
+    const std::size_t n = z.size();
+    std::vector<T> z3, y3;
+    for (int k = 0; k < 3; ++k) {
+        z3.insert(z3.end(), z.begin(), z.end());
+        y3.insert(y3.end(), y.begin(), y.end());
+    }
+    // (none of them masked in the -inf rows below)
+    const std::vector<std::int64_t> tok{1001, static_cast<std::int64_t>(n / 2 + 1), static_cast<std::int64_t>(n - 1)};
+    logits_view<T> a(z3.data(), 3, n), b(y3.data(), 3, n);
+    std::vector<logits_row> simd(3), scalar(3), threaded(3);
+    const logratio::logits_options o{temp};
+    logratio::kernels::compare_logits(a, b, tok.data(), simd.data(), o);
+    logratio::compare_logits_scalar(a, b, tok.data(), scalar.data(), o);
+    logratio::kernels::compare_logits(a, b, tok.data(), threaded.data(), o, 2);
+    for (std::size_t r = 0; r < 3; ++r) {
+        CAPTURE(r);
+        const naive w = naive_row(z.data(), y.data(), n, static_cast<std::size_t>(tok[r]), temp);
+        check_naive(simd[r], w, abs_floor);
+        check_naive(scalar[r], w, abs_floor);
+        // rows are independent: the threaded result is the same arithmetic
+        CHECK(threaded[r].kl_train_rollout == simd[r].kl_train_rollout);
+        CHECK(threaded[r].tv == simd[r].tv);
+        CHECK(simd[r].train_argmax == scalar[r].train_argmax);
+        CHECK(simd[r].rollout_argmax == scalar[r].rollout_argmax);
+    }
+    return simd;
+}
+
+}  // namespace
+
+TEST_CASE("logits: adversarial rows at V = 151,936 (every path against a long-double reference)") {
+    const std::size_t n = 151936;
+    std::mt19937_64 g(11);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    std::vector<float> z(n), y(n);
+    SUBCASE("nearly identical rows: KL ~ 1e-10 held to 1e-13 absolute") {
+        for (std::size_t i = 0; i < n; ++i) z[i] = nd(g), y[i] = z[i] + 2e-5f * nd(g);
+        const auto r = check_all_paths(z, y, 1.0, 1e-13);
+        CHECK(r[0].kl_train_rollout > 1e-11);
+    }
+    SUBCASE("rows shifted by a constant: p_i = q_i bit for bit, KL exactly 0") {
+        for (std::size_t i = 0; i < n; ++i) z[i] = std::round(nd(g) * 64.0f) / 64.0f, y[i] = z[i] + 1000.5f;
+        for (const auto& r : check_all_paths(z, y, 1.0, 1e-15)) {
+            CHECK(r.kl_train_rollout == 0.0);
+            CHECK(r.kl_rollout_train == 0.0);
+            // (not exactly 0 where the compiler fuses p/S_z - q/S_y into one
+            // multiply-add: the rounding of q/S_y, ~1e-17 summed)
+            CHECK(r.tv <= 1e-15);
+            CHECK(r.train_entropy == r.rollout_entropy);
+        }
+    }
+    SUBCASE("huge logits (~1e30): one-hot in float32 spacing, and a huge temperature") {
+        for (std::size_t i = 0; i < n; ++i) z[i] = 1e30f + 1e23f * nd(g), y[i] = z[i] + 1e23f * nd(g);
+        check_all_paths(z, y, 1.0, 1e-12);
+        check_all_paths(z, y, 7.5e22, 1e-12);  // logits / T ~ 1.3e7 +- a few
+    }
+    SUBCASE("-inf entries: a masked prefix, masked in both, masked on one side") {
+        for (std::size_t i = 0; i < n; ++i) {
+            z[i] = i < 1000 || i % 89 == 0 ? -INFINITY : nd(g);
+            y[i] = i < 1000 || i % 89 == 0 ? -INFINITY : z[i] + 0.05f * nd(g);
+        }
+        check_all_paths(z, y, 1.0, 1e-12);
+        y[n - 7] = -INFINITY;  // rollout only: KL(pi||mu) = +inf, the rest finite
+        logits_row x;
+        std::int64_t tok = 2000;
+        logratio::kernels::compare_logits(logits_view<float>(z.data(), 1, n), logits_view<float>(y.data(), 1, n), &tok,
+                                          &x);
+        CHECK(x.kl_train_rollout == std::numeric_limits<double>::infinity());
+        CHECK(std::isfinite(x.kl_rollout_train));
+        CHECK(logits_close(x.tv, double(naive_row(z.data(), y.data(), n, 2000).tv), 1e-12));
+    }
+    SUBCASE("increasing rows: a new maximum in every vector (the online rescale)") {
+        for (std::size_t i = 0; i < n; ++i) z[i] = 1e-4f * float(i) + 0.3f * nd(g), y[i] = z[i] + 0.01f * nd(g);
+        check_all_paths(z, y, 1.0, 1e-12);
+        for (std::size_t i = 0; i < n; ++i) z[i] = 0.25f * float(i % 4096), y[i] = z[i] + 0.01f * nd(g);
+        check_all_paths(z, y, 1.0, 1e-12);  // the references move by more than their slack again and again
+    }
+    SUBCASE("bf16 inputs") {
+        std::vector<logratio::bfloat16> zb(n), yb(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const float a = nd(g);
+            zb[i] = logratio::to_bfloat16(a);
+            yb[i] = logratio::to_bfloat16(a + 0.02f * nd(g));
+        }
+        check_all_paths(zb, yb, 1.0, 1e-12);
+        check_all_paths(zb, yb, 0.6, 1e-12);
+    }
+}
+
+TEST_CASE("logits: no rows (no row buffer either)") {
+    std::vector<logits_row> out(1);
+    const std::int64_t* none = nullptr;
+    for (const std::uint64_t cols : {std::uint64_t(0), std::uint64_t(7)}) {
+        logits_view<float> e(nullptr, 0, cols);
+        CHECK_NOTHROW(logratio::kernels::compare_logits(e, e, none, out.data()));
+        CHECK_NOTHROW(logratio::kernels::compare_logits(e, e, none, out.data(), {}, 2));
+        CHECK_NOTHROW(logratio::compare_logits_scalar(e, e, none, out.data()));
+    }
+}

@@ -13,11 +13,38 @@
 //   argmax_match       argmax z == argmax y (first maximum)
 //   sampled_prob_gap   pi(tok) - mu(tok)
 //
-// with a_i = z_i - max z, b_i = y_i - max y, p_i = exp(a_i), q_i = exp(b_i),
-// S_z = sum p_i, S_y = sum q_i -- all in float64 lanes, so no overflow for
-// any logit size. Passes over a row (no softmax buffer): 1. the maxima and
-// argmaxes; 2. the sums; 3. the TV (it needs S_z and S_y). A row of
-// 151,936 float32 pairs (1.2 MB) stays in L2 between the passes.
+// with a_i = z_i - r_z, b_i = y_i - r_y for references r_z <= max z,
+// r_y <= max y (every value above is invariant to them), p_i = exp(a_i),
+// q_i = exp(b_i), S_z = sum p_i, S_y = sum q_i -- all in float64 lanes, so
+// no overflow for any logit size. Two passes over a row:
+//   1. the maxima, argmaxes and sums together (an online log-sum-exp: the
+//      references follow the running maxima, the sums rescaled when they
+//      move; online_sums below), storing each p_i and q_i in a row buffer
+//      (16 bytes per pair, reused row to row; 2.4 MB at V = 151,936);
+//   2. the TV from the stored p_i, q_i (it needs the final S_z and S_y).
+// (The kernel before gave the maxima their own pass and recomputed both
+// exps in the TV pass: four exps per pair and three reads, now two and one.)
+//
+// Error analysis (u = 2^-53). p_i, q_i: float64 exps of relative error
+// <= 2u (AVX-512: exp_nonpos_fast; elsewhere simd_ops::exp_nonpos; the
+// one-lane path std::exp), the arguments a_i, b_i exact to one rounding.
+// The sums are of positive terms (S) or of the float64 products the
+// previous kernel formed (E, K), so entropies and log-probs keep the
+// previous kernel's accuracy; each rescale adds a few roundings to the
+// entries summed before it, which weigh e^-slack (e^-8) or less by the next
+// one. KL = K_z / S_z - log S_z + log S_y and TV = 1/2 sum |p_i/S_z -
+// q_i/S_y| are the previous kernel's float64 formulas of the same values:
+// rows equal up to a constant give a_i = b_i, p_i = q_i bit for bit and
+// KL = TV = 0 exactly; nearly identical rows keep KL to ~1e-14 absolute
+// (tests: 1e-13 at KL ~ 6e-10). No float32 exps: KL and TV of nearly
+// identical rows need log S_z - log S_y to ~1e-13, and independent float32
+// roundings of p_i and q_i (6e-8 each) give ~1e-8 there. Forming each
+// q_i - p_i as e^max(a,b) * expm1(-|a - b|) keeps it accurate, but the KL
+// then needs expm1(t) - t per pair too, and with the float64 differences,
+// the conversions and float64 sums that is about as many operations as the
+// two float64 exps (a float64-reduced, float32-polynomial exp measured
+// 0.48 ns against 0.74 per value on AVX-512; the table exp 8 operations
+// fewer than the table-free one).
 // -inf logits (masked vocabulary entries) have probability 0: an entry
 // that is -inf in both rows is left out; one that is -inf only in y makes
 // KL(pi||mu) = +inf (and -inf only in z makes KL(mu||pi) = +inf).
@@ -28,6 +55,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -76,6 +105,20 @@ struct logits_options {
 namespace detail {
 
 constexpr std::size_t logits_block = 512;
+
+// the rare paths stay out of the hot loops
+#if defined(__GNUC__) || defined(__clang__)
+#define LOGRATIO_LOGITS_NOINLINE __attribute__((noinline))
+#else
+#define LOGRATIO_LOGITS_NOINLINE
+#endif
+
+/// L lanes at p (64-byte aligned for the SIMD types).
+template <class V>
+V load_pq(const double* p) noexcept {
+    if constexpr (std::is_same<V, double>::value) return *p;
+    else return V::load_aligned(p);
+}
 
 template <class V, class T>
 struct row_loader {
@@ -127,44 +170,214 @@ template <class T>
                       -std::numeric_limits<double>::infinity());
 }
 
+#if defined(__AVX512F__)
+/// 2^(j/16), j = 0..15, correctly rounded.
+alignas(64) inline constexpr double exp2_sixteenths[16] = {
+    0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
+    0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
+    0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0};
+#endif
+
+/// exp(x) for x <= 0 (-inf included; 0 below -708, as simd_ops::exp_nonpos).
+/// AVX-512: x = (16 m + j) ln2/16 + r, |r| <= ln2/32, exp(x) = 2^m 2^(j/16)
+/// e^r with 2^(j/16) from a 16-entry table (one two-register permute) and
+/// e^r - 1 by its Taylor series to degree 7 (truncation < 2e-18 relative;
+/// the table entries are correctly rounded): 8 polynomial operations where
+/// the table-free form needs 15 for |r| <= ln2/2. The two exps per pair of
+/// the sums pass are most of the kernel's time. Elsewhere simd_ops's.
+template <class V>
+LOGRATIO_ALWAYS_INLINE inline V exp_nonpos_fast(const V& x) noexcept {
+#if defined(__AVX512F__)
+    if constexpr (simd_ops<V>::size == 8) {
+        const __m512d shifter = _mm512_set1_pd(6755399441055744.0);  // 1.5 * 2^52: k in the low bits
+        const __m512d xc = _mm512_max_pd(x, _mm512_set1_pd(-709.0));   // -inf: k in range
+        const __m512d kd = _mm512_fmadd_pd(xc, _mm512_set1_pd(23.083120654223414), shifter);  // 16 / ln2
+        const __m512d k = _mm512_sub_pd(kd, shifter);
+        // ln2/16 in two parts (the first times k exact for |k| < 2^20)
+        __m512d r = _mm512_fnmadd_pd(k, _mm512_set1_pd(6.93147180369123816490e-01 / 16), xc);
+        r = _mm512_fnmadd_pd(k, _mm512_set1_pd(1.90821492927058770002e-10 / 16), r);
+        const __m512i ki = _mm512_sub_epi64(_mm512_castpd_si512(kd), _mm512_castpd_si512(shifter));
+        const __m512d t = _mm512_permutex2var_pd(_mm512_load_pd(exp2_sixteenths), ki, _mm512_load_pd(exp2_sixteenths + 8));
+        const __m512d scale = _mm512_castsi512_pd(
+            _mm512_add_epi64(_mm512_castpd_si512(t), _mm512_slli_epi64(_mm512_srai_epi64(ki, 4), 52)));
+        const __m512d r2 = _mm512_mul_pd(r, r);
+        const __m512d q0 = _mm512_fmadd_pd(r, _mm512_set1_pd(1.0 / 6.0), _mm512_set1_pd(0.5));
+        const __m512d q1 = _mm512_fmadd_pd(r, _mm512_set1_pd(1.0 / 120.0), _mm512_set1_pd(1.0 / 24.0));
+        const __m512d q2 = _mm512_fmadd_pd(r, _mm512_set1_pd(1.0 / 5040.0), _mm512_set1_pd(1.0 / 720.0));
+        const __m512d em = _mm512_fmadd_pd(r2, _mm512_fmadd_pd(r2, _mm512_fmadd_pd(r2, q2, q1), q0), r);  // e^r - 1
+        const __m512d e = _mm512_fmadd_pd(scale, em, scale);
+        return V(_mm512_maskz_mov_pd(_mm512_cmp_pd_mask(x, _mm512_set1_pd(-708.0), _CMP_GE_OQ), e));
+    }
+#endif
+    return simd_ops<V>::exp_nonpos(x);
+}
+
+/// Pass 1's state. The row maxima mz, my (and their first columns) are
+/// exact running maxima; the sums are per lane, relative to one reference
+/// per row, rz <= mz and ry <= my:
+///   Sz = sum p, Ez = sum p a, Kz = sum p (a - b)   (p = exp(a), a = z - rz)
+///   Sy = sum q, Ey = sum q b, Ky = sum q (b - a)   (q = exp(b), b = y - ry)
+/// Every result below is invariant to the references (entropy = log S -
+/// E / S, KL = K / S - log S_z + log S_y, log-prob = a - log S), so a
+/// reference only has to keep p, q in range: it moves to the maximum when
+/// the maximum passes it by more than `slack` (p, q <= e^slack; no
+/// overflow below e^709). Moving rz by dz and ry by dy lowers every a by
+/// dz and b by dy:
+///   S' = e^-dz S,  E' = e^-dz (E - dz S),  Kz' = e^-dz (Kz - (dz - dy) S)
+/// (scalar factors). This replaces the separate pass for the maxima (one
+/// read of both rows fewer). The maxima grow rarely (O(log n) times in a
+/// row of random logits): a branch; the references move at most once per
+/// `slack` of growth, so an entry's sums pass through at most a few
+/// rescales while it still weighs anything (each rescale: a few roundings
+/// of 1e-16; after k of them the entry weighs e^-(k-1) slack or less).
+template <class V>
+struct online_sums {
+    using ops = simd_ops<V>;
+    static constexpr std::size_t L = ops::size;
+    /// Below every finite logit: the maxima and references before the
+    /// first one (an all -inf start gives a = -inf, p = 0, never the NaN of
+    /// -inf - -inf).
+    static constexpr double none = -std::numeric_limits<double>::max();
+    static constexpr double slack = 8.0;
+    struct segment {
+        std::uint64_t begin;  ///< first column under these references
+        double rz, ry;
+    };
+    V Sz = ops::splat(0.0), Sy = Sz, Ez = Sz, Ey = Sz, Kz = Sz, Ky = Sz;
+    double mz = none, my = none, rz = none, ry = none;
+    std::uint64_t jz = 0, jy = 0;              ///< first column of each maximum
+    std::vector<segment>* segments = nullptr;  ///< where the references moved (the TV pass rescales by them)
+
+    static void rescale(V& S, V& E, V& K, double d, double cross) {
+        const V f = ops::splat(std::exp(-d));
+        // an infinite KL lane (a -inf entry on the other side) stays infinite
+        const V k = f * (K - ops::splat(cross) * S);
+        K = ops::select(K == ops::splat(std::numeric_limits<double>::infinity()), K, k);
+        E = f * (E - ops::splat(d) * S);
+        S = f * S;
+    }
+    /// Rare path: some lane of z or y at columns [i, i+L) exceeds its row's
+    /// maximum. The first column holding the new maximum is the row's first
+    /// maximum so far (every earlier column is below the old one).
+    LOGRATIO_LOGITS_NOINLINE void raise(const V& z, const V& y, std::uint64_t i) {
+        alignas(64) double tz[L], ty[L];
+        store(z, tz);
+        store(y, ty);
+        for (std::size_t k = 0; k < L; ++k) {
+            if (tz[k] > mz) mz = tz[k], jz = i + k;
+            if (ty[k] > my) my = ty[k], jy = i + k;
+        }
+        if (mz - rz <= slack && my - ry <= slack) return;
+        // from `none` the sums are exact zeros: nothing to rescale
+        const double dz = rz == none ? 0.0 : mz - rz, dy = ry == none ? 0.0 : my - ry;
+        rescale(Sz, Ez, Kz, dz, dz - dy);
+        rescale(Sy, Ey, Ky, dy, dy - dz);
+        rz = mz;
+        ry = my;
+        segments->push_back({i, rz, ry});
+    }
+    /// The terms of columns with a -inf entry: a term whose probability is
+    /// 0 is 0 (p a would be 0 * -inf); p > 0 against q = 0 gives +inf in Kz.
+    LOGRATIO_LOGITS_NOINLINE void add_masked(const V& a, const V& b, const V& p, const V& q) {
+        const V zero = ops::splat(0.0);
+        const auto pp = p > zero, qp = q > zero;
+        Sz = Sz + p;
+        Sy = Sy + q;
+        Ez = Ez + ops::select(pp, p * a, zero);
+        Ey = Ey + ops::select(qp, q * b, zero);
+        Kz = Kz + ops::select(pp, p * (a - b), zero);
+        Ky = Ky + ops::select(qp, q * (b - a), zero);
+    }
+    static void store(const V& x, double* t) {
+        if constexpr (L == 1) t[0] = x;
+        else x.store_aligned(t);
+    }
+};
+
+/// Pass 1: maxima, argmaxes and the sums, one read of both rows; stores p
+/// and q (float64, as summed) for the TV pass, which then reads 16 bytes
+/// per pair from L2/L3 instead of recomputing two exps.
 template <class V, class T>
-logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t token, std::uint64_t row,
-                           double temperature) {
+online_sums<V> logits_sums(const T* z, const T* y, std::uint64_t n, double temperature, double* pq,
+                           std::vector<typename online_sums<V>::segment>& segments, V& poison) {
     using ops = simd_ops<V>;
     using mask_t = typename ops::mask;
     constexpr std::size_t L = ops::size;
     const bool scale = temperature != 1.0;
-    const double inv_t = temperature;  // loads divide by it
     row_loader<V, T> lz, ly;
-    const V zero = ops::splat(0.0);
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
-
-    // pass 1: maxima and argmaxes. A +inf logit becomes the maximum; a NaN
-    // never does (it compares false) but poisons a running sum of the
-    // logits (-inf entries alone leave it -inf); either sends the row to
-    // the slow check that names the entry.
-    V mz = ninf, my = ninf, poison = zero;
-    // per lane: the first column holding the lane's maximum (indices are
-    // exact in double lanes up to 2^53)
-    V jz = zero, jy = zero, col = zero;
-    if constexpr (L > 1) {
-        alignas(64) double lanes[L];
-        for (std::size_t k = 0; k < L; ++k) lanes[k] = static_cast<double>(k);
-        col = V::load_aligned(lanes);
-    }
-    const V step = ops::splat(static_cast<double>(L));
+    online_sums<V> s;
+    segments.clear();
+    s.segments = &segments;
+    V vmz = ops::splat(s.mz), vmy = vmz, vrz = vmz, vry = vmz;
     for (std::uint64_t i = 0; i < n; i += L) {
-        const V a = lz.load(z, i, n, inv_t, scale), b = ly.load(y, i, n, inv_t, scale);
-        const mask_t gz = a > mz, gy = b > my;
-        mz = ops::select(gz, a, mz);
-        my = ops::select(gy, b, my);
-        jz = ops::select(gz, col, jz);
-        jy = ops::select(gy, col, jy);
-        col = col + step;
-        poison = poison + (a + b);
+        const V zi = lz.load(z, i, n, temperature, scale), yi = ly.load(y, i, n, temperature, scale);
+        // a NaN never exceeds a maximum but poisons this running sum (-inf
+        // entries alone leave it -inf); a +inf becomes the maximum
+        poison = poison + (zi + yi);
+        const mask_t up = (zi > vmz) | (yi > vmy);
+        // rare: a new maximum, or a -inf entry (masked vocabulary; its
+        // terms need the rule 0 * -inf = 0, and a lone one the +inf KL)
+        const bool rare = !ops::none(up | (ops::min(zi, yi) == ninf));
+        if (rare && !ops::none(up)) {
+            s.raise(zi, yi, i);
+            vmz = ops::splat(s.mz);
+            vmy = ops::splat(s.my);
+            vrz = ops::splat(s.rz);
+            vry = ops::splat(s.ry);
+        }
+        const V a = zi - vrz, b = yi - vry;
+        const V p = exp_nonpos_fast(a), q = exp_nonpos_fast(b);
+        online_sums<V>::store(p, pq + 2 * i);
+        online_sums<V>::store(q, pq + 2 * i + L);
+        if (rare) {
+            s.add_masked(a, b, p, q);
+        } else {  // a, b finite: every product is a number
+            const V x = a - b;
+            s.Sz = s.Sz + p;
+            s.Sy = s.Sy + q;
+            s.Ez = s.Ez + p * a;
+            s.Ey = s.Ey + q * b;
+            s.Kz = s.Kz + p * x;
+            s.Ky = s.Ky - q * x;
+        }
     }
-    const double Mz = ops::hmax(mz), My = ops::hmax(my);
-    if (!std::isfinite(Mz) || !std::isfinite(My) || std::isnan(ops::sum(poison))) {
+    return s;
+}
+
+/// Pass 2: TV = 1/2 sum |p_i / S_z - q_i / S_y| from the stored p and q,
+/// the p and q of each stretch of columns under older references scaled
+/// to the final ones by exp(reference - final reference) (the last
+/// stretch by exactly 1). The same float64 arithmetic as recomputing p and
+/// q would do: |p/S_z - q/S_y| of the same values.
+template <class V>
+double logits_tv(const double* pq, std::uint64_t n, const std::vector<typename online_sums<V>::segment>& segments,
+                 double rz, double ry, double sz, double sy) {
+    using ops = simd_ops<V>;
+    constexpr std::size_t L = ops::size;
+    V tv = ops::splat(0.0);
+    for (std::size_t k = 0; k < segments.size(); ++k) {
+        const std::uint64_t end = k + 1 < segments.size() ? segments[k + 1].begin : n;
+        const V fz = ops::splat(std::exp(segments[k].rz - rz) / sz), fy = ops::splat(std::exp(segments[k].ry - ry) / sy);
+        for (std::uint64_t i = segments[k].begin; i < end; i += L) {
+            const V p = load_pq<V>(pq + 2 * i), q = load_pq<V>(pq + 2 * i + L);
+            tv = tv + ops::abs(p * fz - q * fy);
+        }
+    }
+    return 0.5 * ops::sum(tv);
+}
+
+template <class V, class T>
+logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t token, std::uint64_t row,
+                           double temperature, double* pq,
+                           std::vector<typename online_sums<V>::segment>& segments) {
+    using ops = simd_ops<V>;
+    V poison = ops::splat(0.0);
+    const online_sums<V> s = logits_sums<V>(z, y, n, temperature, pq, segments, poison);
+    const double sz = ops::sum(s.Sz), sy = ops::sum(s.Sy);
+    // (sums of 0: every entry -inf)
+    if (!std::isfinite(s.mz) || !std::isfinite(s.my) || sz == 0.0 || sy == 0.0 || std::isnan(ops::sum(poison))) {
         // slow check: which entry, if any, is NaN or +inf
         for (std::uint64_t j = 0; j < n; ++j) {
             const double a = to_double(z[j]) / temperature, b = to_double(y[j]) / temperature;
@@ -173,54 +386,24 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
             if (std::isnan(b) || b == std::numeric_limits<double>::infinity())
                 throw_bad_logit(y, n, "rollout_logits", row, temperature);
         }
-        if (!std::isfinite(Mz)) throw_bad_logit(z, n, "train_logits", row, temperature);
-        if (!std::isfinite(My)) throw_bad_logit(y, n, "rollout_logits", row, temperature);
+        throw_bad_logit(sz == 0.0 ? z : y, n, sz == 0.0 ? "train_logits" : "rollout_logits", row, temperature);
     }
     logits_row r;
-    // the first column of each maximum: the smallest lane index among the
-    // lanes that reached it
-    auto first_max = [](const V& m, const V& idx, double M) {
-        return static_cast<std::uint64_t>(ops::hmin(ops::select(m == ops::splat(M), idx, ops::splat(1e300))));
-    };
-    r.train_argmax = first_max(mz, jz, Mz);
-    r.rollout_argmax = first_max(my, jy, My);
+    r.train_argmax = s.jz;
+    r.rollout_argmax = s.jy;
     r.argmax_match = r.train_argmax == r.rollout_argmax;
-
-    // pass 2: the sums
-    const V vMz = ops::splat(Mz), vMy = ops::splat(My);
-    V Sz = zero, Sy = zero, Ez = zero, Ey = zero, Kz = zero, Ky = zero;
-    for (std::uint64_t i = 0; i < n; i += L) {
-        const V a = lz.load(z, i, n, inv_t, scale) - vMz, b = ly.load(y, i, n, inv_t, scale) - vMy;
-        const V p = ops::exp_nonpos(a), q = ops::exp_nonpos(b);
-        const mask_t pp = p > zero, qp = q > zero;
-        Sz = Sz + p;
-        Sy = Sy + q;
-        Ez = Ez + ops::select(pp, p * a, zero);
-        Ey = Ey + ops::select(qp, q * b, zero);
-        Kz = Kz + ops::select(pp, p * (a - b), zero);
-        Ky = Ky + ops::select(qp, q * (b - a), zero);
-    }
-    const double sz = ops::sum(Sz), sy = ops::sum(Sy);
     const double lsz = std::log(sz), lsy = std::log(sy);
-    r.train_entropy = lsz - ops::sum(Ez) / sz;
-    r.rollout_entropy = lsy - ops::sum(Ey) / sy;
+    r.train_entropy = lsz - ops::sum(s.Ez) / sz;
+    r.rollout_entropy = lsy - ops::sum(s.Ey) / sy;
     // (a KL of a lone -inf row entry is +inf by the sums; clamp rounding below 0)
-    r.kl_train_rollout = std::max(0.0, ops::sum(Kz) / sz - lsz + lsy);
-    r.kl_rollout_train = std::max(0.0, ops::sum(Ky) / sy + lsz - lsy);
-
-    // pass 3: TV with the normalisers
-    const V iz = ops::splat(1.0 / sz), iy = ops::splat(1.0 / sy);
-    V tv = zero;
-    for (std::uint64_t i = 0; i < n; i += L) {
-        const V a = lz.load(z, i, n, inv_t, scale) - vMz, b = ly.load(y, i, n, inv_t, scale) - vMy;
-        tv = tv + ops::abs(ops::exp_nonpos(a) * iz - ops::exp_nonpos(b) * iy);
-    }
-    r.tv = 0.5 * ops::sum(tv);
-
+    r.kl_train_rollout = std::max(0.0, ops::sum(s.Kz) / sz - lsz + lsy);
+    r.kl_rollout_train = std::max(0.0, ops::sum(s.Ky) / sy + lsz - lsy);
+    r.tv = logits_tv<V>(pq, n, segments, s.rz, s.ry, sz, sy);
     if (token >= 0) {
         const auto t = static_cast<std::uint64_t>(token);
-        const double a = (scale ? to_double(z[t]) / temperature : to_double(z[t])) - Mz;
-        const double b = (scale ? to_double(y[t]) / temperature : to_double(y[t])) - My;
+        const bool scale = temperature != 1.0;
+        const double a = (scale ? to_double(z[t]) / temperature : to_double(z[t])) - s.rz;
+        const double b = (scale ? to_double(y[t]) / temperature : to_double(y[t])) - s.ry;
         r.train_logprob = a - lsz;
         r.rollout_logprob = b - lsy;
         r.sampled_prob_gap = std::exp(r.train_logprob) - std::exp(r.rollout_logprob);
@@ -231,9 +414,19 @@ logits_row logits_row_impl(const T* z, const T* y, std::uint64_t n, std::int64_t
 template <class V, class T, class I>
 void logits_rows(const logits_view<T>& z, const logits_view<T>& y, const I* tokens, const logits_options& o,
                  logits_row* out, std::uint64_t r0, std::uint64_t r1) {
+    constexpr std::size_t L = simd_ops<V>::size;
+    if (r0 == r1) return;  // (no buffer: an allocation of 0 bytes may give null)
+    // p and q of one row, L-lane blocks interleaved (reused row to row);
+    // not zeroed (every entry is written before it is read): a call for
+    // one row would otherwise pay a 16-byte store per column for nothing
+    const std::size_t bytes = 2 * ((z.cols + L - 1) / L) * L * sizeof(double);
+    const std::unique_ptr<double, void (*)(void*)> pq(static_cast<double*>(xsimd::aligned_malloc(bytes, 64)),
+                                                      &xsimd::aligned_free);
+    if (!pq) throw std::bad_alloc();
+    std::vector<typename online_sums<V>::segment> segments;
     for (std::uint64_t i = r0; i < r1; ++i)
         out[i] = logits_row_impl<V>(z.row(i), y.row(i), z.cols, tokens ? static_cast<std::int64_t>(tokens[i]) : -1, i,
-                                    o.temperature);
+                                    o.temperature, pq.get(), segments);
 }
 
 template <class T, class I>
