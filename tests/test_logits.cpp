@@ -134,6 +134,21 @@ TEST_CASE("logits: hand-made rows") {
     CHECK(r.train_entropy == 0.0);
     CHECK(r.train_logprob == 0.0);
     CHECK(r.train_argmax == 42);
+    // double logits at -DBL_MAX after -inf entries: a finite maximum like any other
+    std::vector<double> lowest(37, -INFINITY);
+    lowest[9] = lowest[30] = -std::numeric_limits<double>::max();
+    logratio::logits_row lr = logratio::logits_of_row(lowest.data(), lowest.size(), 30);
+    CHECK(lr.train_argmax == 9);
+    CHECK(lr.train_entropy == doctest::Approx(std::log(2.0)).epsilon(1e-12));
+    CHECK(lr.train_logprob == doctest::Approx(-std::log(2.0)).epsilon(1e-12));
+    const std::int64_t at30 = 30;
+    logratio::logits_row kr;
+    logratio::kernels::compare_logits(logits_view<double>(lowest.data(), 1, lowest.size()),
+                                      logits_view<double>(lowest.data(), 1, lowest.size()), &at30, &kr);
+    CHECK(kr.train_argmax == 9);
+    CHECK(kr.rollout_argmax == 9);
+    CHECK(kr.kl_train_rollout == 0.0);
+    CHECK(kr.train_logprob == doctest::Approx(-std::log(2.0)).epsilon(1e-12));
     // identical random rows, huge offset (no overflow), odd length: KL = 0 within 1e-12
     std::mt19937_64 g(1);
     std::normal_distribution<float> nd(0.0f, 3.0f);

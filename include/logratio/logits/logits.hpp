@@ -235,9 +235,10 @@ template <class V>
 struct online_sums {
     using ops = simd_ops<V>;
     static constexpr std::size_t L = ops::size;
-    /// Below every finite logit: the maxima and references before the
-    /// first one (an all -inf start gives a = -inf, p = 0, never the NaN of
-    /// -inf - -inf).
+    /// The references before the first finite logit (an all -inf start
+    /// gives a = -inf, p = 0, never the NaN of -inf - -inf). The maxima
+    /// start at -inf, so that any finite logit, -DBL_MAX included, raises
+    /// them and sets its column as the argmax.
     static constexpr double none = -std::numeric_limits<double>::max();
     static constexpr double slack = 8.0;
     struct segment {
@@ -245,7 +246,7 @@ struct online_sums {
         double rz, ry;
     };
     V Sz = ops::splat(0.0), Sy = Sz, Ez = Sz, Ey = Sz, Kz = Sz, Ky = Sz;
-    double mz = none, my = none, rz = none, ry = none;
+    double mz = -std::numeric_limits<double>::infinity(), my = mz, rz = none, ry = none;
     std::uint64_t jz = 0, jy = 0;              ///< first column of each maximum
     std::vector<segment>* segments = nullptr;  ///< where the references moved (the TV pass rescales by them)
 
@@ -273,8 +274,8 @@ struct online_sums {
         const double dz = rz == none ? 0.0 : mz - rz, dy = ry == none ? 0.0 : my - ry;
         rescale(Sz, Ez, Kz, dz, dz - dy);
         rescale(Sy, Ey, Ky, dy, dy - dz);
-        rz = mz;
-        ry = my;
+        rz = std::isinf(mz) ? none : mz;  // a row with no finite logit yet keeps its reference
+        ry = std::isinf(my) ? none : my;
         segments->push_back({i, rz, ry});
     }
     /// The terms of columns with a -inf entry: a term whose probability is
@@ -310,7 +311,7 @@ online_sums<V> logits_sums(const T* z, const T* y, std::uint64_t n, double tempe
     online_sums<V> s;
     segments.clear();
     s.segments = &segments;
-    V vmz = ops::splat(s.mz), vmy = vmz, vrz = vmz, vry = vmz;
+    V vmz = ops::splat(s.mz), vmy = vmz, vrz = ops::splat(s.rz), vry = vrz;
     for (std::uint64_t i = 0; i < n; i += L) {
         const V zi = lz.load(z, i, n, temperature, scale), yi = ly.load(y, i, n, temperature, scale);
         // a NaN never exceeds a maximum but poisons this running sum (-inf
