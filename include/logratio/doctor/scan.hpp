@@ -475,28 +475,34 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
     double* wo = w.ok.data();
     const V zero(0.0), one(1.0), low(-50.0), log_half(-0.69314718055994531);
     std::size_t k = 0;
-    std::uint64_t usable = 0, zeros[2] = {0, 0};
+    V usable = zero, zeros_t = zero, zeros_r = zero;  // counts as sums of 0/1 (exact)
     logratio::detail::for_each_batch<V>(v, b, e, w.staging, [&](const V& t, const V& r, const typename ops::mask& on) LOGRATIO_ALWAYS_INLINE {
-        // not unusual(), or an exact 0.0 on one or both sides the other side finds likely
-        const auto plain = (t <= zero) & (r <= zero) & (t > low) & (r > low) & !((t == zero) & (r < log_half)) &
-                           !((r == zero) & (t < log_half));
+        // not unusual(), or an exact 0.0 on one or both sides the other side
+        // finds likely. hi = max(t, r), lo = min(r, t): on x86 a NaN on either
+        // side reaches one of them (max/min return their second operand when
+        // one is NaN) and fails its comparison; t r == 0: a side is 0.0
+        const V hi = xsimd::max(t, r), lo = xsimd::min(r, t);
+        auto plain = (hi <= zero) & (lo > low) & !((t * r == zero) & (lo < log_half));
+#if !LOGRATIO_X86
+        plain = plain & (t == t) & (r == r);
+#endif
         const auto use = on & plain;
         const V tu = xsimd::select(use, t, zero), ru = xsimd::select(use, r, zero), ou = xsimd::select(use, one, zero);
         tu.store_unaligned(wt + k);
         ru.store_unaligned(wr + k);
         ou.store_unaligned(wo + k);
-        usable += ops::count(use);
-        zeros[0] += ops::count(use & (t == zero));
-        zeros[1] += ops::count(use & (r == zero));
+        usable += ou;
+        zeros_t += xsimd::select(use & (t == zero), one, zero);
+        zeros_r += xsimd::select(use & (r == zero), one, zero);
         const auto odd = on & !plain;
         if (!ops::none(odd))
             for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
         k += V::size;
     });
     ++st.sequences;
-    st.usable += usable;
-    st.fill[0].zeros += zeros[0];
-    st.fill[1].zeros += zeros[1];
+    st.usable += static_cast<std::uint64_t>(xsimd::hadd(usable));
+    st.fill[0].zeros += static_cast<std::uint64_t>(xsimd::hadd(zeros_t));
+    st.fill[1].zeros += static_cast<std::uint64_t>(xsimd::hadd(zeros_r));
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
     store_sequence_cells(w, n);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
