@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -252,10 +253,21 @@ LOGRATIO_ALWAYS_INLINE inline void scatter_one(delta_stats* copy, std::uint32_t*
     ++joint[c];
     delta_stats& p = copy[c >> 8];  // je >> 2: the rollout-probability bucket; 16 when unusable
     const double ad = std::fabs(d);
+#if LOGRATIO_X86
+    // two 16-byte updates: {Σδ, Σ|δ|} += {δ, |δ|}; {max|δ|, Σk3} = {max(., |δ|), . + k3}
+    static_assert(offsetof(delta_stats, sum_abs) == offsetof(delta_stats, sum_delta) + 8 &&
+                      offsetof(delta_stats, sum_k3) == offsetof(delta_stats, max_abs) + 8,
+                  "delta_stats: the pairs updated together are adjacent");
+    const __m128d a = _mm_set_pd(ad, d), b = _mm_set_pd(k3, ad);
+    _mm_storeu_pd(&p.sum_delta, _mm_add_pd(_mm_loadu_pd(&p.sum_delta), a));
+    const __m128d m = _mm_loadu_pd(&p.max_abs);
+    _mm_storeu_pd(&p.max_abs, _mm_move_sd(_mm_add_pd(m, b), _mm_max_sd(m, b)));
+#else
     p.sum_delta += d;
     p.sum_abs += ad;
     p.sum_k3 += k3;
-    if (ad > p.max_abs) p.max_abs = ad;  // rarely taken once the bucket has seen its tokens
+    if (ad > p.max_abs) p.max_abs = ad;
+#endif
 }
 
 /// Adds the n tokens queued in w.q (cell, δ, kl_k3's term) to the
