@@ -214,7 +214,6 @@ struct scan_scratch {
     static constexpr std::size_t prob_copies = 4;
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
     std::vector<float> a;
-    std::vector<double> k3;  ///< kl_k3's term per slot (scan_bucket's SIMD sums, then the scatter)
     std::vector<std::uint32_t> cell;  ///< joint cell per slot (unusable_cell when not usable)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
     /// Σδ, Σ|δ|, max|δ|, Σk3 by rollout-probability bucket (one extra slot
@@ -708,14 +707,12 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     using B = xsimd::batch<double>;
     constexpr std::size_t L = B::size;
-    if (w.k3.size() < w.ok.size()) w.k3.resize(w.ok.size());
     for (auto* a : {&w.q.d, &w.q.k3}) a->resize(k1 - k0 + L);
     w.q.cell.resize(k1 - k0 + L);
     std::size_t queued = 0;
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
-    double* k3p = w.k3.data();
     const B zero(0.0), one(1.0), small(0.0625), tail_delta(scan_state::tail_delta);
     B sd = zero, sa = zero, mx = zero, s3 = zero, sx = zero, sy = zero, sxx = zero, sxy = zero;
     B cnt = zero, neg = zero, pos = zero, tail = zero;
@@ -724,10 +721,10 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
         const B d2 = d * d;
         B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
-        k3.store_unaligned(k3p + k);
         if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
-            for (std::size_t j = k; j < k + L; ++j) k3p[j] = k3_term(tp[j] - rp[j]);
-            k3 = B::load_unaligned(k3p + k);
+            alignas(64) double exact[L];
+            for (std::size_t j = 0; j < L; ++j) exact[j] = k3_term(tp[k + j] - rp[k + j]);
+            k3 = B::load_aligned(exact);
         }
         const B ok = B::load_unaligned(okp + k);
         queue_batch(w.q, queued, ok, d, k3, w.cell.data() + k);
@@ -754,17 +751,17 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     std::uint64_t ncnt = count(cnt), nneg = count(neg), npos = count(pos), ntail = count(tail);
     for (; k < k1; ++k) {  // the tail slots
         const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
-        k3p[k] = k3_term(d);
+        const double k3 = k3_term(d);
         if (okp[k] != 0.0) {
             w.q.cell[queued] = w.cell[k];
             w.q.d[queued] = d;
-            w.q.k3[queued++] = k3p[k];
+            w.q.k3[queued++] = k3;
         }
         ncnt += okp[k] != 0.0;
         hsd += d;
         hsa += ad;
         hmx = std::max(hmx, ad);
-        hs3 += k3p[k];
+        hs3 += k3;
         hsx += t;
         hsy += r;
         hsxx += t * t;
