@@ -586,12 +586,17 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
     for (; k + L + K2 <= n; k += L) {
         const B tk = B::load_unaligned(t + k), ok_k = B::load_unaligned(ok + k);
         for (int s = -K; s <= K; ++s) {
+            if (s == 0) continue;
             const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
             const B both = ok_k * B::load_unaligned(ok + j);
             sum[s + K] += both * xsimd::abs(tk - B::load_unaligned(r + j));
             cnt[s + K] += both;
         }
-        big += xsimd::select(xsimd::abs(tk - B::load_unaligned(r + k)) > limit, one, zero);
+        // shift 0: an unusable slot holds t = r = 0, so |t − r| needs no mask
+        const B a0 = xsimd::abs(tk - B::load_unaligned(r + k));
+        sum[K] += a0;
+        cnt[K] += ok_k;
+        big += xsimd::select(a0 > limit, one, zero);
     }
     double ssum[2 * K + 1], scnt[2 * K + 1];
     for (int s = 0; s <= 2 * K; ++s) {
@@ -707,8 +712,10 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
                         std::size_t k1) {
     using B = xsimd::batch<double>;
     constexpr std::size_t L = B::size;
-    for (auto* a : {&w.q.d, &w.q.k3}) a->resize(k1 - k0 + L);
-    w.q.cell.resize(k1 - k0 + L);
+    if (w.q.d.size() < k1 - k0 + L) {  // grown, never shrunk: no zero-filling per bucket
+        for (auto* a : {&w.q.d, &w.q.k3}) a->resize(k1 - k0 + L);
+        w.q.cell.resize(k1 - k0 + L);
+    }
     std::size_t queued = 0;
     const double* tp = w.t.data();
     const double* rp = w.r.data();
