@@ -36,14 +36,6 @@ struct delta_stats {
     std::uint64_t count = 0;
     double sum_delta = 0, sum_abs = 0, max_abs = 0, sum_k3 = 0;
 
-    void add(double d, double k3) noexcept {
-        ++count;
-        sum_delta += d;
-        const double a = std::fabs(d);
-        sum_abs += a;
-        max_abs = a > max_abs ? a : max_abs;
-        sum_k3 += k3;
-    }
     void merge(const delta_stats& o) noexcept {
         count += o.count;
         sum_delta += o.sum_delta;

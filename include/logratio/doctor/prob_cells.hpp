@@ -68,10 +68,6 @@ inline const prob_cells& the_prob_cells() {
 }
 
 #if LOGRATIO_X86
-/// The bins of 8 (AVX-512) or 4 (AVX2) values m >= +0 held as floats.
-template <class I, class F>
-LOGRATIO_ALWAYS_INLINE inline I bins_of(const prob_cells& pc, F m);
-
 #if defined(__AVX512F__)
 /// The bins of 16 values m >= +0 (AVX-512) without a table in memory. The
 /// logit x = −log(expm1(m)) is over-estimated by less than 0.5:
@@ -122,8 +118,8 @@ inline const prob_edges16& the_prob_edges16() {
 #endif
 
 #if defined(__AVX2__)
-template <>
-LOGRATIO_ALWAYS_INLINE inline __m128i bins_of<__m128i, __m128>(const prob_cells& pc, __m128 m) {
+/// The bins of 4 values m >= +0 held as floats (AVX2): one gather.
+LOGRATIO_ALWAYS_INLINE inline __m128i bins4(const prob_cells& pc, __m128 m) {
     const __m128i bits = _mm_castps_si128(m);
     __m128i c = _mm_srli_epi32(bits, 16);
     c = _mm_sub_epi32(_mm_min_epi32(_mm_max_epi32(c, _mm_set1_epi32(prob_cells::lo)), _mm_set1_epi32(prob_cells::hi)),
@@ -153,7 +149,7 @@ struct cell_lookup<A, true> {
 
 /// Writes the cells of a batch of tokens (log-probs t, r; use: 1.0 where
 /// usable, else 0.0) to out: AVX-512 by bins16, AVX2 by one gather per
-/// side (bins_of), the scalar cell() otherwise. Equal to cell() lane for lane.
+/// side (bins4), the scalar cell() otherwise. Equal to cell() lane for lane.
 template <class A>
 LOGRATIO_ALWAYS_INLINE inline void store_cells(const cell_lookup<A>& lk, const xsimd::batch<double, A>& t,
                                                const xsimd::batch<double, A>& r, const xsimd::batch<double, A>& use,
@@ -177,8 +173,8 @@ LOGRATIO_ALWAYS_INLINE inline void store_cells(const cell_lookup<A>& lk, const x
 #if LOGRATIO_X86 && defined(__AVX2__)
     if constexpr (logratio::detail::is_avx2<A>) {
         const B zero(0.0);
-        const __m128i jt = bins_of<__m128i>(lk.pc, _mm256_cvtpd_ps(xsimd::max(-t, zero)));
-        const __m128i je = bins_of<__m128i>(lk.pc, _mm256_cvtpd_ps(xsimd::max(-r, zero)));
+        const __m128i jt = bins4(lk.pc, _mm256_cvtpd_ps(xsimd::max(-t, zero)));
+        const __m128i je = bins4(lk.pc, _mm256_cvtpd_ps(xsimd::max(-r, zero)));
         const __m128i c = _mm_add_epi32(_mm_slli_epi32(je, 6), jt);
         const __m128i off = _mm_cmpeq_epi32(_mm256_cvtpd_epi32(use), _mm_setzero_si128());
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out),

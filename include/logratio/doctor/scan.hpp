@@ -444,10 +444,11 @@ bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint
     st.usable += usable;
     w.cell.resize(n);
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
-    for (std::uint64_t k = 0; k < n; ++k)  // by the byte table: independent of prob_cells
-        w.cell[k] = w.ok[k] != 0.0 ? static_cast<std::uint32_t>(prob_bin(the_prob_lut(), w.r[k]) * prob_axis::bins +
-                                                                 prob_bin(the_prob_lut(), w.t[k]))
-                                   : unusable_cell;
+    const prob_lut& lut = the_prob_lut();  // the byte table: independent of prob_cells
+    for (std::uint64_t k = 0; k < n; ++k)
+        w.cell[k] = w.ok[k] != 0.0
+                        ? static_cast<std::uint32_t>(prob_bin(lut, w.r[k]) * prob_axis::bins + prob_bin(lut, w.t[k]))
+                        : unusable_cell;
     return true;
 }
 
