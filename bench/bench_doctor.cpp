@@ -29,7 +29,7 @@ void doctor_panel(benchmark::State& st) {
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
     st.SetLabel(xsimd::default_arch::name());
 }
-BENCHMARK(doctor_panel)->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(doctor_panel)->Args({17, 1})->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void doctor_diagnose(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
@@ -43,7 +43,7 @@ void doctor_diagnose(benchmark::State& st) {
     }
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
 }
-BENCHMARK(doctor_diagnose)->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(doctor_diagnose)->Args({17, 1})->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
