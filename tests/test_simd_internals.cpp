@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -117,7 +118,10 @@ void check_load(const logratio::paired_view<T, M>& v) {
         dr::scan_state ra, rb;
         std::uint64_t fa = 0, fb = 0;
         const std::uint64_t b0 = v.sequence_begin(s), e0 = v.sequence_end(s);
+        const std::size_t t_bytes = sizeof(T), m_bytes = sizeof(M);
         CAPTURE(s);
+        CAPTURE(t_bytes);
+        CAPTURE(m_bytes);
         const bool la = dr::detail::load_sequence_scalar(v, b0, e0, ra, a, fa);
         REQUIRE(dr::detail::load_sequence(v, b0, e0, rb, b, fb) == la);
         if (!la) continue;
@@ -126,6 +130,7 @@ void check_load(const logratio::paired_view<T, M>& v) {
         CHECK(b.r == a.r);
         CHECK(b.ok == a.ok);
         CHECK(b.cell == a.cell);  // the SIMD load's cells against the byte table's bins
+        CHECK(b.okbits == a.okbits);
         CHECK(rb.usable == ra.usable);
         CHECK(rb.sequences == ra.sequences);
         CHECK(rb.nan_or_positive == ra.nan_or_positive);
@@ -144,8 +149,14 @@ std::vector<double> odd_logprobs(std::mt19937_64& g, std::size_t n) {
     std::exponential_distribution<double> lp(1.0);
     std::vector<double> x(n);
     for (auto& e : x) {
-        switch (g() % 23) {
+        switch (g() % 29) {
             case 0: e = 0.0; break;
+            case 6: e = -0.0; break;
+            case 7: e = -1e-45; break;  // a float denormal: not an exact 0.0
+            case 8: e = static_cast<double>(std::nextafter(static_cast<float>(-0.69314718055994531), 0.0f)); break;
+            case 9: e = static_cast<double>(static_cast<float>(-0.69314718055994531)); break;  // below log(1/2)
+            case 10: e = -50.0; break;
+            case 11: e = static_cast<double>(std::nextafter(-50.0f, 0.0f)); break;
             case 1: e = -9999.0; break;
             case 2: e = -INFINITY; break;
             case 3: e = NAN; break;
@@ -173,6 +184,15 @@ TEST_CASE("doctor scan: the SIMD load equals the scalar reference (every dtype, 
         check_load(logratio::padded(td, rd, m8, 3, n));
         check_load(logratio::padded(tb, rb, m8, 3, n));
         check_load(logratio::padded(tf, rf, m32, 3, n));  // a mask type read through the staged path
+        std::vector<logratio::float16> th, rh;
+        for (std::size_t k = 0; k < td.size(); ++k) th.push_back(logratio::to_float16(tf[k])), rh.push_back(logratio::to_float16(rf[k]));
+        check_load(logratio::padded(th, rh, m8, 3, n));
+        std::vector<float> mf(m8.begin(), m8.end());
+        for (std::size_t k = 0; k < mf.size(); k += 7) mf[k] = k % 2 ? NAN : 0.5f;  // NaN and fractional masks count
+        check_load(logratio::padded(tb, rb, mf, 3, n));
+        std::unique_ptr<bool[]> mb(new bool[m8.size()]);
+        for (std::size_t k = 0; k < m8.size(); ++k) mb[k] = m8[k] != 0;
+        check_load(logratio::paired_view<float, bool>::padded(tf.data(), rf.data(), mb.get(), 3, n));
         const std::vector<std::int64_t> cu{0, 1, static_cast<std::int64_t>(n + 1), static_cast<std::int64_t>(3 * n)};
         check_load(logratio::packed(tf, rf, cu));
     }

@@ -131,8 +131,8 @@ std::uint64_t inside_run(const paired_view<T, M>& v, std::uint64_t i, std::uint6
                     LOGRATIO_ALWAYS_INLINE {
         inside_batch<V, W, Own>(s, t, r, d, on, p, wout ? wout + k : nullptr, mout ? mout + k : nullptr, L);
     };
-    for (; i < end; i += L) {
-        prefetch_ahead(tp, rp, mp, i);
+    for (const std::uint64_t i0 = i; i < end; i += L) {
+        prefetch_ahead(tp, rp, mp, i, i0);
         V t, r, d;
         const auto on = load(i, t, r, d);
         if (!all_inside(d, lo, hi)) break;

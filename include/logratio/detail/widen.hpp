@@ -65,7 +65,11 @@ template <class A, class M>
 typename xsimd::batch<double, A>::batch_bool_type widen_mask(const M* p) noexcept {
     using B = xsimd::batch<double, A>;
     if constexpr (std::is_same<M, float>::value) {
-        return widen<A>(p) != B(0.0);
+        // mask_on: m != 0 with NaN counting (unordered); xsimd's != is ordered on AVX
+        if constexpr (is_avx512<A>)
+            return typename B::batch_bool_type(_mm512_cmp_pd_mask(widen<A>(p), _mm512_setzero_pd(), _CMP_NEQ_UQ));
+        else
+            return typename B::batch_bool_type(_mm256_cmp_pd(widen<A>(p), _mm256_setzero_pd(), _CMP_NEQ_UQ));
     } else if constexpr (is_avx512<A>) {
         const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));  // 8 bytes
         const __m512i w = _mm512_cvtepu8_epi64(b);
@@ -78,6 +82,40 @@ typename xsimd::batch<double, A>::batch_bool_type widen_mask(const M* p) noexcep
         return typename B::batch_bool_type(_mm256_castsi256_pd(_mm256_xor_si256(zero, _mm256_set1_epi64x(-1))));
     }
 }
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+/// The storage types widen16 and mask16 read (AVX-512 with BW and VL).
+template <class T, class M>
+constexpr bool direct_load16 =
+    (std::is_same<T, float>::value || std::is_same<T, bfloat16>::value || std::is_same<T, float16>::value) &&
+    (std::is_same<M, std::uint8_t>::value || std::is_same<M, bool>::value || std::is_same<M, float>::value);
+
+/// 16 values as floats (exact for float, bfloat16, float16); lanes outside
+/// `lanes` read no memory and hold +0.
+template <class T>
+inline __m512 widen16(const T* p, __mmask16 lanes) noexcept {
+    if constexpr (std::is_same<T, float>::value) {
+        return _mm512_maskz_loadu_ps(lanes, p);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(lanes, p);
+        if constexpr (std::is_same<T, bfloat16>::value)
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        else
+            return _mm512_cvtph_ps(h);
+    }
+}
+
+/// The 16 mask lanes that count (mask_on: m != 0, NaN included), within `lanes`.
+template <class M>
+inline __mmask16 mask16(const M* p, __mmask16 lanes) noexcept {
+    if constexpr (std::is_same<M, float>::value) {
+        return _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, p), _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    } else {
+        const __m128i b = _mm_maskz_loadu_epi8(lanes, p);
+        return _mm_test_epi8_mask(b, b);
+    }
+}
+#endif
 
 /// Stores a full batch as W (float: narrowed, rounding to nearest; double).
 template <class A, class W>

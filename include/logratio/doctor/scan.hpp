@@ -26,6 +26,7 @@
 // increments, four tokens per step into four copies of the sums).
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -213,6 +214,9 @@ struct scan_scratch {
     /// the same bucket do not wait on each other's read-modify-writes
     static constexpr std::size_t prob_copies = 4;
     std::vector<double> t, r, ok;  ///< ok: 1.0 masked-in, finite, not filled; else 0.0
+    /// ok as bits (slot k: bit k & 63 of word k >> 6; zero past the
+    /// sequence, with a word of padding): counts by popcount, AVX-512 masks
+    std::vector<std::uint64_t> okbits;
     std::vector<float> a;
     std::vector<std::uint32_t> cell;  ///< joint cell per slot (unusable_cell when not usable)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
@@ -356,6 +360,37 @@ inline double kept_or_zero(double x, bool keep) noexcept {
     return x;
 }
 
+/// Clears w.okbits for a sequence of n slots.
+inline void clear_okbits(scan_scratch& w, std::size_t n) { w.okbits.assign(n / 64 + 2, 0); }
+
+/// Marks slot k usable in w.okbits.
+inline void set_okbit(scan_scratch& w, std::size_t k) noexcept { w.okbits[k >> 6] |= std::uint64_t(1) << (k & 63); }
+
+/// The number of set bits of w.okbits in slots [k0, k1).
+inline std::uint64_t count_okbits(const scan_scratch& w, std::size_t k0, std::size_t k1) noexcept {
+    auto ones = [](std::uint64_t x) { return static_cast<std::uint64_t>(std::bitset<64>(x).count()); };
+    if (k0 >= k1) return 0;
+    const std::size_t w0 = k0 >> 6, w1 = (k1 - 1) >> 6;
+    const std::uint64_t lo = ~std::uint64_t(0) << (k0 & 63);
+    const std::uint64_t hi = ~std::uint64_t(0) >> (63 - ((k1 - 1) & 63));
+    if (w0 == w1) return ones(w.okbits[w0] & lo & hi);
+    std::uint64_t c = ones(w.okbits[w0] & lo) + ones(w.okbits[w1] & hi);
+    for (std::size_t i = w0 + 1; i < w1; ++i) c += ones(w.okbits[i]);
+    return c;
+}
+
+/// Σ_k ok_k ok_{k+s} over a sequence (s >= 0; the count of shift −s too):
+/// the popcount of the bits AND the bits moved down by s.
+inline std::uint64_t pair_count(const scan_scratch& w, unsigned s) noexcept {
+    const std::vector<std::uint64_t>& b = w.okbits;
+    std::uint64_t c = 0;
+    for (std::size_t i = 0; i + 1 < b.size(); ++i) {
+        const std::uint64_t up = s ? (b[i] >> s) | (b[i + 1] << (64 - s)) : b[i];
+        c += static_cast<std::uint64_t>(std::bitset<64>(b[i] & up).count());
+    }
+    return c;
+}
+
 /// Classifies the rare tokens of a sequence (filled values, NaN, positive
 /// log-probs) once its masked-in bounds are known.
 template <class T, class M>
@@ -377,6 +412,8 @@ void note_rare(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first,
         w.t[k] = t;  // an exact 0.0 both sides agree on, or a tolerated tiny positive: usable
         w.r[k] = r;
         w.ok[k] = 1.0;
+        w.cell[k] = the_prob_cells().cell(t, r, true);  // load_sequence_x16 computed its cells before
+        set_okbit(w, static_cast<std::size_t>(k));
         ++st.usable;
     }
     st.fill[0].sequences += touched[0];
@@ -424,6 +461,7 @@ bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint
     w.r.resize(n);
     w.ok.resize(n);
     w.rare.resize(n + 1);
+    clear_okbits(w, static_cast<std::size_t>(n));
     const T* tp = v.train() + b;
     const T* rp = v.rollout() + b;
     std::uint64_t usable = 0, nrare = 0;
@@ -435,6 +473,7 @@ bool load_sequence_scalar(const paired_view<T, M>& v, std::uint64_t b, std::uint
         w.t[k] = kept_or_zero(t, use);
         w.r[k] = kept_or_zero(r, use);
         w.ok[k] = static_cast<double>(use);
+        if (use) set_okbit(w, static_cast<std::size_t>(k));
         usable += use;
         w.rare[nrare] = k;
         nrare += on & odd;
@@ -467,6 +506,81 @@ inline void store_sequence_cells(scan_scratch& w, std::size_t n) {
         store_cells(lk, V::load_unaligned(t + k), V::load_unaligned(r + k), V::load_unaligned(ok + k), cell + k);
 }
 
+#if LOGRATIO_X86 && defined(__AVX512BW__) && defined(__AVX512VL__)
+/// d rounded up to a float: for every float x, x < d exactly when x < the result.
+inline float float_above(double d) noexcept {
+    float f = static_cast<float>(d);
+    if (static_cast<double>(f) < d) f = std::nextafter(f, INFINITY);
+    return f;
+}
+
+/// load_sequence for float, bfloat16 and float16 inputs on AVX-512: 16
+/// tokens per step in float lanes (their values are floats, so the usable
+/// test is load_sequence_scalar's, exactly), the cells from the same
+/// registers (bins16, both sides), the double slots by masked conversions,
+/// the tail by masked loads (nothing staged). Half the vector operations
+/// of the 8-lane double path plus its separate cells loop.
+template <class T, class M>
+bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, scan_state& st, scan_scratch& w,
+                       std::uint64_t& first) {
+    std::uint64_t last = 0;
+    if (!masked_bounds(v, b, e, first, last)) return false;
+    const std::size_t n = static_cast<std::size_t>(e - b);
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + 16);
+    w.cell.resize(n + 16);
+    w.rare.clear();
+    clear_okbits(w, n);
+    const T* tp = v.train();
+    const T* rp = v.rollout();
+    const M* mp = v.mask();
+    const cell_lookup<xsimd::default_arch> lk;
+    const __m512 zero = _mm512_setzero_ps(), low = _mm512_set1_ps(-50.0f);
+    const __m512 log_half = _mm512_set1_ps(float_above(-0.69314718055994531));
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    const __m512d one = _mm512_set1_pd(1.0);
+    const __m512i unusable = _mm512_set1_epi32(static_cast<int>(unusable_cell));
+    std::uint64_t zeros_t = 0, zeros_r = 0;
+    for (std::size_t k = 0; k < n; k += 16) {
+        const std::uint64_t i = b + k;
+        const __mmask16 lanes = n - k >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - k)) - 1);
+        logratio::detail::prefetch_ahead(tp, rp, mp, i, b);
+        const __m512 t = logratio::detail::widen16(tp + i, lanes), r = logratio::detail::widen16(rp + i, lanes);
+        const __mmask16 on = mp ? logratio::detail::mask16(mp + i, lanes) : lanes;
+        // load_sequence's test in float lanes (max/min operand order kept: NaN-safe on x86)
+        const __m512 hi = _mm512_max_ps(t, r), lo = _mm512_min_ps(r, t);
+        const __mmask16 tz = _mm512_cmp_ps_mask(t, zero, _CMP_EQ_OQ), rz = _mm512_cmp_ps_mask(r, zero, _CMP_EQ_OQ);
+        const __mmask16 plain = _mm512_cmp_ps_mask(hi, zero, _CMP_LE_OQ) & _mm512_cmp_ps_mask(lo, low, _CMP_GT_OQ) &
+                                ~((tz | rz) & _mm512_cmp_ps_mask(lo, log_half, _CMP_LT_OQ));
+        const unsigned use = on & plain, odd = on & ~plain & 0xFFFFu;
+        w.okbits[k >> 6] |= std::uint64_t(use) << (k & 63);
+        zeros_t += static_cast<std::uint64_t>(__builtin_popcount(use & tz));
+        zeros_r += static_cast<std::uint64_t>(__builtin_popcount(use & rz));
+        for (unsigned bits = odd; bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
+        // the cells: m = −l, +0 for l >= 0 (max returns its second operand on ±0)
+        const __m512i jt = bins16(lk.pe, _mm512_max_ps(_mm512_xor_ps(t, sign), zero));
+        const __m512i je = bins16(lk.pe, _mm512_max_ps(_mm512_xor_ps(r, sign), zero));
+        _mm512_storeu_si512(w.cell.data() + k, _mm512_mask_blend_epi32(static_cast<__mmask16>(use), unusable,
+                                                                     _mm512_add_epi32(_mm512_slli_epi32(je, 6), jt)));
+        // the double slots, +0.0 where not usable
+        const __mmask8 u0 = static_cast<__mmask8>(use), u1 = static_cast<__mmask8>(use >> 8);
+        _mm512_storeu_pd(w.t.data() + k, _mm512_maskz_cvtps_pd(u0, _mm512_castps512_ps256(t)));
+        _mm512_storeu_pd(w.t.data() + k + 8, _mm512_maskz_cvtps_pd(u1, _mm512_extractf32x8_ps(t, 1)));
+        _mm512_storeu_pd(w.r.data() + k, _mm512_maskz_cvtps_pd(u0, _mm512_castps512_ps256(r)));
+        _mm512_storeu_pd(w.r.data() + k + 8, _mm512_maskz_cvtps_pd(u1, _mm512_extractf32x8_ps(r, 1)));
+        _mm512_storeu_pd(w.ok.data() + k, _mm512_maskz_mov_pd(u0, one));
+        _mm512_storeu_pd(w.ok.data() + k + 8, _mm512_maskz_mov_pd(u1, one));
+    }
+    ++st.sequences;
+    st.usable += count_okbits(w, 0, n);
+    st.fill[0].zeros += zeros_t;
+    st.fill[1].zeros += zeros_r;
+    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
+    w.cell.resize(n);
+    return true;
+}
+#endif
+
 /// load_sequence_scalar in xsimd batches of doubles, read straight from
 /// memory where the level and types allow (the panel's for_each_batch):
 /// the same slots, usable count and rare slots (collected from the lane
@@ -476,18 +590,24 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
                    std::uint64_t& first) {
     using V = xsimd::batch<double>;
     using ops = logratio::detail::simd_ops<V>;
+#if LOGRATIO_X86 && defined(__AVX512BW__) && defined(__AVX512VL__)
+    if constexpr (logratio::detail::is_avx512<V::arch_type> && logratio::detail::direct_load16<T, M>)
+        return load_sequence_x16(v, b, e, st, w, first);
+#endif
     std::uint64_t last = 0;
     if (!masked_bounds(v, b, e, first, last)) return false;
     const std::size_t n = static_cast<std::size_t>(e - b);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + V::size);  // the staged tail writes up to a batch past n
     w.cell.resize(n + V::size);
     w.rare.clear();
+    clear_okbits(w, n);
+    std::uint64_t* okbits = w.okbits.data();
     double* wt = w.t.data();
     double* wr = w.r.data();
     double* wo = w.ok.data();
     const V zero(0.0), one(1.0), low(-50.0), log_half(-0.69314718055994531);
     std::size_t k = 0;
-    V usable = zero, zeros_t = zero, zeros_r = zero;  // counts as sums of 0/1 (exact)
+    std::uint64_t zeros_t = 0, zeros_r = 0;  // counts by popcount: off the vector ports
     logratio::detail::for_each_batch<V>(v, b, e, w.staging, [&](const V& t, const V& r, const typename ops::mask& on) LOGRATIO_ALWAYS_INLINE {
         // not unusual(), or an exact 0.0 on one or both sides the other side
         // finds likely. hi = max(t, r), lo = min(r, t): on x86 a NaN on either
@@ -503,18 +623,18 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
         tu.store_unaligned(wt + k);
         ru.store_unaligned(wr + k);
         ou.store_unaligned(wo + k);
-        usable += ou;
-        zeros_t += xsimd::select(use & (t == zero), one, zero);
-        zeros_r += xsimd::select(use & (r == zero), one, zero);
+        okbits[k >> 6] |= std::uint64_t(ops::bits(use)) << (k & 63);  // V::size divides 64
+        zeros_t += ops::count(use & (t == zero));
+        zeros_r += ops::count(use & (r == zero));
         const auto odd = on & !plain;
         if (!ops::none(odd))
             for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
         k += V::size;
     });
     ++st.sequences;
-    st.usable += static_cast<std::uint64_t>(xsimd::hadd(usable));
-    st.fill[0].zeros += static_cast<std::uint64_t>(xsimd::hadd(zeros_t));
-    st.fill[1].zeros += static_cast<std::uint64_t>(xsimd::hadd(zeros_r));
+    st.usable += count_okbits(w, 0, n);
+    st.fill[0].zeros += zeros_t;
+    st.fill[1].zeros += zeros_r;
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
     store_sequence_cells(w, n);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
@@ -565,12 +685,22 @@ inline std::size_t scan_pairs_scalar(const scan_scratch& w, scan_state& st) {
     return big;
 }
 
+/// The 8 lanes i where slots k + i and k + i + s are both usable, from u16:
+/// the usable bits of slots [k − at, k − at + 16) (at >= −s; at + s + 7 < 16).
+LOGRATIO_ALWAYS_INLINE inline unsigned pair_lanes(unsigned u16, unsigned at, int s) noexcept {
+    return (u16 >> at) & (u16 >> static_cast<unsigned>(static_cast<int>(at) + s)) & 0xFFu;
+}
+
 /// scan_pairs_scalar with the interior slots in xsimd batches of doubles
 /// (the default arch of the build level): the same per-token terms, summed
-/// lane-wise, so only the summation order differs (counts are exact: sums
-/// of 0/1 in doubles). The edge and tail slots go through the scalar code.
+/// lane-wise, so only the summation order differs. The pair counts come
+/// from the usable bits (pair_count: exact); on AVX-512 the sums are masked
+/// adds under masks from the same bits (no products by ok: the vector
+/// ports are this loop's limit). The edge and tail slots go through the
+/// scalar code.
 inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
     using B = xsimd::batch<double>;
+    using ops = logratio::detail::simd_ops<B>;
     constexpr std::size_t L = B::size;
     constexpr int K = scan_state::max_shift;
     constexpr std::size_t K2 = static_cast<std::size_t>(K);
@@ -579,39 +709,48 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
     const double* t = w.t.data();
     const double* r = w.r.data();
     const double* ok = w.ok.data();
-    B sum[2 * K + 1], cnt[2 * K + 1];
-    for (int s = 0; s <= 2 * K; ++s) sum[s] = cnt[s] = B(0.0);
-    B big(0.0);
-    const B one(1.0), zero(0.0), limit(scan_state::big_delta);
+    B sum[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) sum[s] = B(0.0);
+    std::size_t nbig = 0;
+    const B limit(scan_state::big_delta);
     std::size_t k = K2;
     for (; k + L + K2 <= n; k += L) {
-        const B tk = B::load_unaligned(t + k), ok_k = B::load_unaligned(ok + k);
-        for (int s = -K; s <= K; ++s) {
-            if (s == 0) continue;
-            const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
-            const B both = ok_k * B::load_unaligned(ok + j);
-            sum[s + K] += both * xsimd::abs(tk - B::load_unaligned(r + j));
-            cnt[s + K] += both;
+        const B tk = B::load_unaligned(t + k);
+#if LOGRATIO_X86 && defined(__AVX512F__)
+        if constexpr (logratio::detail::is_avx512<B::arch_type>) {
+            // k − K2 is a multiple of 8: the bytes of okbits from slot k − K2 on
+            static_assert(L == 8 && 2 * scan_state::max_shift + 8 <= 16, "pair_lanes reads 16 bits");
+            std::uint16_t u16;
+            std::memcpy(&u16, reinterpret_cast<const unsigned char*>(w.okbits.data()) + ((k - K2) >> 3), 2);
+            for (int s = -K; s <= K; ++s) {
+                if (s == 0) continue;
+                const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
+                const __mmask8 m = static_cast<__mmask8>(pair_lanes(u16, static_cast<unsigned>(K2), s));
+                const B a = xsimd::abs(tk - B::load_unaligned(r + j));
+                sum[s + K] = _mm512_mask_add_pd(sum[s + K], m, sum[s + K], a);
+            }
+        } else
+#endif
+        {
+            const B ok_k = B::load_unaligned(ok + k);
+            for (int s = -K; s <= K; ++s) {
+                if (s == 0) continue;
+                const std::size_t j = k + static_cast<std::size_t>(static_cast<std::ptrdiff_t>(s));
+                sum[s + K] += (ok_k * B::load_unaligned(ok + j)) * xsimd::abs(tk - B::load_unaligned(r + j));
+            }
         }
         // shift 0: an unusable slot holds t = r = 0, so |t − r| needs no mask
         const B a0 = xsimd::abs(tk - B::load_unaligned(r + k));
         sum[K] += a0;
-        cnt[K] += ok_k;
-        big += xsimd::select(a0 > limit, one, zero);
+        nbig += static_cast<std::size_t>(ops::count(a0 > limit));
     }
-    double ssum[2 * K + 1], scnt[2 * K + 1];
-    for (int s = 0; s <= 2 * K; ++s) {
-        ssum[s] = xsimd::hadd(sum[s]);
-        scnt[s] = xsimd::hadd(cnt[s]);
-    }
-    std::size_t nbig = static_cast<std::size_t>(xsimd::hadd(big));
+    double ssum[2 * K + 1];
+    for (int s = 0; s <= 2 * K; ++s) ssum[s] = xsimd::hadd(sum[s]);
     for (; k < n; ++k) {  // the tail and the last K slots, bounds-checked
         for (int s = -K; s <= K; ++s) {
             const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k) + s;
             if (j >= static_cast<std::ptrdiff_t>(n)) continue;
-            const double both = ok[k] * ok[static_cast<std::size_t>(j)];
-            ssum[s + K] += both * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
-            scnt[s + K] += both;
+            ssum[s + K] += ok[k] * ok[static_cast<std::size_t>(j)] * std::fabs(t[k] - r[static_cast<std::size_t>(j)]);
         }
         nbig += std::fabs(t[k] - r[k]) > scan_state::big_delta;
     }
@@ -619,15 +758,14 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
         for (int s = -K; s <= K; ++s) {
             const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(k0) + s;
             if (j < 0) continue;
-            const double both = ok[k0] * ok[static_cast<std::size_t>(j)];
-            ssum[s + K] += both * std::fabs(t[k0] - r[static_cast<std::size_t>(j)]);
-            scnt[s + K] += both;
+            ssum[s + K] += ok[k0] * ok[static_cast<std::size_t>(j)] * std::fabs(t[k0] - r[static_cast<std::size_t>(j)]);
         }
         nbig += std::fabs(t[k0] - r[k0]) > scan_state::big_delta;
     }
     for (int s = 0; s <= 2 * K; ++s) {
+        const unsigned shift = static_cast<unsigned>(s > K ? s - K : K - s);
         st.shift_abs[static_cast<std::size_t>(s)] += ssum[s];
-        st.shift_n[static_cast<std::size_t>(s)] += static_cast<std::uint64_t>(scnt[s]);
+        st.shift_n[static_cast<std::size_t>(s)] += pair_count(w, shift);
     }
     return nbig;
 }
@@ -721,9 +859,10 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
-    const B zero(0.0), one(1.0), small(0.0625), tail_delta(scan_state::tail_delta);
+    using ops = logratio::detail::simd_ops<B>;
+    const B zero(0.0), small(0.0625), tail_delta(scan_state::tail_delta);
     B sd = zero, sa = zero, mx = zero, s3 = zero, sx = zero, sy = zero, sxx = zero, sxy = zero;
-    B cnt = zero, neg = zero, pos = zero, tail = zero;
+    std::uint64_t nneg = 0, npos = 0, ntail = 0;  // counts by popcount: off the vector ports
     std::size_t k = k0;
     for (; k + L <= k1; k += L) {
         const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
@@ -736,7 +875,6 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         }
         const B ok = B::load_unaligned(okp + k);
         queue_batch(w.q, queued, ok, d, k3, w.cell.data() + k);
-        cnt += ok;
         sd += d;
         sa += ad;
         mx = xsimd::max(mx, ad);
@@ -745,9 +883,9 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         sy += r;
         sxx += t * t;
         sxy += t * r;
-        neg += xsimd::select(d < zero, one, zero);
-        pos += xsimd::select(d > zero, one, zero);
-        tail += xsimd::select(ad > tail_delta, one, zero);
+        nneg += ops::count(d < zero);
+        npos += ops::count(d > zero);
+        ntail += ops::count(ad > tail_delta);
     }
     double hsd = xsimd::hadd(sd), hsa = xsimd::hadd(sa), hs3 = xsimd::hadd(s3), hsx = xsimd::hadd(sx),
            hsy = xsimd::hadd(sy), hsxx = xsimd::hadd(sxx), hsxy = xsimd::hadd(sxy);
@@ -755,8 +893,7 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     alignas(64) double lanes[L];
     mx.store_aligned(lanes);
     for (double x : lanes) hmx = std::max(hmx, x);
-    auto count = [](const B& b) { return static_cast<std::uint64_t>(xsimd::hadd(b)); };
-    std::uint64_t ncnt = count(cnt), nneg = count(neg), npos = count(pos), ntail = count(tail);
+    const std::uint64_t ncnt = count_okbits(w, k0, k1);
     for (; k < k1; ++k) {  // the tail slots
         const double t = tp[k], r = rp[k], d = t - r, ad = std::fabs(d);
         const double k3 = k3_term(d);
@@ -765,7 +902,6 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
             w.q.d[queued] = d;
             w.q.k3[queued++] = k3;
         }
-        ncnt += okp[k] != 0.0;
         hsd += d;
         hsa += ad;
         hmx = std::max(hmx, ad);
