@@ -152,6 +152,7 @@ struct scan_state {
 };
 
 namespace detail {
+inline bool g_noscat = false;
 
 /// e^d − 1 − d (d clamped to ±20 as the panel does).
 inline double k3_term(double d) noexcept {
@@ -220,6 +221,10 @@ struct scan_scratch {
     std::vector<float> a;
     std::vector<std::uint32_t> cell;  ///< joint cell per slot (unusable_cell when not usable)
     std::vector<std::uint64_t> rare;  ///< slots of masked-in tokens that are filled or invalid
+    /// the SIMD loads' rare slots as found (grown, never shrunk): plain
+    /// stores in the loop, no push_back call (a call there would keep the
+    /// loop's vector constants in memory: zmm registers are caller-saved)
+    std::vector<std::uint64_t> rare_buf;
     /// Σδ, Σ|δ|, max|δ|, Σk3 by rollout-probability bucket (one extra slot
     /// takes the unusable tokens, branch-free); counts come from `joint`
     std::array<std::array<delta_stats, breakdowns::prob_buckets + 1>, prob_copies> prob{};
@@ -528,7 +533,9 @@ bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_
     const std::size_t n = static_cast<std::size_t>(e - b);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + 16);
     w.cell.resize(n + 16);
-    w.rare.clear();
+    if (w.rare_buf.size() < n + 16) w.rare_buf.resize(n + 16);
+    std::uint64_t* rare = w.rare_buf.data();
+    std::size_t nrare = 0;
     clear_okbits(w, n);
     const T* tp = v.train();
     const T* rp = v.rollout();
@@ -555,7 +562,7 @@ bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_
         w.okbits[k >> 6] |= std::uint64_t(use) << (k & 63);
         zeros_t += static_cast<std::uint64_t>(__builtin_popcount(use & tz));
         zeros_r += static_cast<std::uint64_t>(__builtin_popcount(use & rz));
-        for (unsigned bits = odd; bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
+        for (unsigned bits = odd; bits; bits &= bits - 1) rare[nrare++] = k + lowest_bit(bits);
         // the cells: m = −l, +0 for l >= 0 (max returns its second operand on ±0)
         const __m512i jt = bins16(lk.pe, _mm512_max_ps(_mm512_xor_ps(t, sign), zero));
         const __m512i je = bins16(lk.pe, _mm512_max_ps(_mm512_xor_ps(r, sign), zero));
@@ -574,6 +581,7 @@ bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_
     st.usable += count_okbits(w, 0, n);
     st.fill[0].zeros += zeros_t;
     st.fill[1].zeros += zeros_r;
+    w.rare.assign(rare, rare + nrare);
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
     w.cell.resize(n);
@@ -599,7 +607,9 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
     const std::size_t n = static_cast<std::size_t>(e - b);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + V::size);  // the staged tail writes up to a batch past n
     w.cell.resize(n + V::size);
-    w.rare.clear();
+    if (w.rare_buf.size() < n + V::size) w.rare_buf.resize(n + V::size);
+    std::uint64_t* rare = w.rare_buf.data();
+    std::size_t nrare = 0;
     clear_okbits(w, n);
     std::uint64_t* okbits = w.okbits.data();
     double* wt = w.t.data();
@@ -628,13 +638,14 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
         zeros_r += ops::count(use & (r == zero));
         const auto odd = on & !plain;
         if (!ops::none(odd))
-            for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) w.rare.push_back(k + lowest_bit(bits));
+            for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) rare[nrare++] = k + lowest_bit(bits);
         k += V::size;
     });
     ++st.sequences;
     st.usable += count_okbits(w, 0, n);
     st.fill[0].zeros += zeros_t;
     st.fill[1].zeros += zeros_r;
+    w.rare.assign(rare, rare + nrare);
     if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
     store_sequence_cells(w, n);
     for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
@@ -868,10 +879,10 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
         const B d2 = d * d;
         B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
-        if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16
-            alignas(64) double exact[L];
-            for (std::size_t j = 0; j < L; ++j) exact[j] = k3_term(tp[k + j] - rp[k + j]);
-            k3 = B::load_aligned(exact);
+        if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16, inline (a call
+            // would make every accumulator of this loop live in memory: zmm registers are caller-saved)
+            const B c = xsimd::min(xsimd::max(d, B(-logratio::detail::clamp_log_ratio)), B(logratio::detail::clamp_log_ratio));
+            k3 = xsimd::select(ad > small, ops::expm1(c) - c, k3);
         }
         const B ok = B::load_unaligned(okp + k);
         queue_batch(w.q, queued, ok, d, k3, w.cell.data() + k);
@@ -914,7 +925,7 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         npos += d > 0;
         ntail += ad > scan_state::tail_delta;
     }
-    scatter_probability(w, st, queued);
+    if (!g_noscat) scatter_probability(w, st, queued);
     delta_stats& p = st.bd.by_position[pb];
     p.count += ncnt;
     p.sum_delta += hsd;
