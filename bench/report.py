@@ -107,3 +107,19 @@ for level in levels:
         dtype = "bf16" if "bfloat16" in parts[0] else "f32"
         tps = b["items_per_second"]
         print(f"| {level} | {dtype} | {parts[1]} | {tps / 1e6:.0f} | {tps / nl:.1f} | {roof_pct(level, parts[1], b)} |")
+
+print("\nDoctor (`diagnose`, bench/bench_doctor.cpp) against the one-pass panel on the same float32 tokens "
+      "(80% mask, rows of 1024), same binary, same run; 2^17 fits in L2, 2^25 streams from memory.\n")
+print("| level | tokens | threads | panel ms | diagnose ms | diagnose / panel |")
+print("|---|---|---|---|---|---|")
+for level in levels:
+    m = medians(f"{out}/doctor_{level}.json")
+    for name, b in m.items():
+        parts = name.split("/")
+        if parts[0] != "doctor_panel":
+            continue
+        d = m.get(name.replace("doctor_panel", "doctor_diagnose"))
+        if not d:
+            continue
+        pt, dt = b["real_time"], d["real_time"]  # both in ms (the benchmarks' unit)
+        print(f"| {level} | 2^{parts[1]} | {parts[2]} | {pt:.3g} | {dt:.3g} | {dt / pt:.2f}x |")

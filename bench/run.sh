@@ -19,6 +19,8 @@ for level in "${levels[@]}"; do
     --benchmark_report_aggregates_only=true > "$out/correction_$level.json"
   build/bench/bench/bench_logits_"$level" --benchmark_format=json --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/logits_$level.json"
+  build/bench/bench/bench_doctor_"$level" --benchmark_format=json --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true > "$out/doctor_$level.json"
 done
 best="${levels[${#levels[@]}-1]}"
 build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_repetitions=3 \

@@ -15,15 +15,24 @@
 // Per token the pass does no log/exp: probability bins come from tables
 // or, on AVX-512, from an approximate logit and one edge comparison
 // (prob_cells.hpp), kl_k3's term e^δ − 1 − δ from a degree-7 polynomial for
-// |δ| <= 1/16 (error < 3e-12 relative) and std::expm1 beyond.
+// |δ| <= 1/16 (error < 3e-12 relative) and the vector expm1 beyond.
 //
 // Per sequence (each stage in xsimd batches, each tested against its
 // scalar reference): load_sequence (memory → double slots, the usable
-// mask, the rare tokens), store_sequence_cells (the joint cells),
+// bits, the rare tokens; on AVX-512 for float/bf16/f16 inputs
+// load_sequence_x16: 16 float lanes, the joint cells from the same
+// registers), store_sequence_cells (the joint cells, other levels),
 // scan_pairs (alignment sums), desync_cut (only where some |δ| > 0.5),
 // then per position bucket scan_bucket (its sums, the tokens queued for
 // the probability scatter) and scatter_probability (scalar: histogram
 // increments, four tokens per step into four copies of the sums).
+//
+// What the speed rests on (measured, bench/bench_doctor.cpp): no function
+// call inside a vector loop (zmm/ymm registers are caller-saved, so one
+// std::expm1 or push_back call on a rare path kept every accumulator of
+// the loop in memory: 25% of the whole pass), counts by popcount of lane
+// bits rather than vector adds of 0/1 (the vector ports are the limit),
+// and the AVX-512 alignment sums as masked adds under the usable bits.
 #include <algorithm>
 #include <array>
 #include <bitset>
