@@ -35,7 +35,6 @@
 // and the AVX-512 alignment sums as masked adds under the usable bits.
 #include <algorithm>
 #include <array>
-#include <bitset>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -316,27 +315,36 @@ inline void scatter_probability(scan_scratch& w, scan_state& st, std::size_t n) 
     }
 }
 
+/// The queue's arrays, read once before a loop (the intrinsic stores may
+/// alias anything, so the vectors' data pointers would be reloaded per batch).
+struct queue_ptrs {
+    double* d;
+    double* k3;
+    std::uint32_t* cell;
+    explicit queue_ptrs(scan_scratch::queue& q) noexcept : d(q.d.data()), k3(q.k3.data()), cell(q.cell.data()) {}
+};
+
 /// Queues a batch of slots for scatter_probability: on AVX-512 only the
 /// usable lanes (compressed; the rest would go to the dummy slot), else all.
 template <class A>
-LOGRATIO_ALWAYS_INLINE inline void queue_batch(scan_scratch::queue& q, std::size_t& n,
+LOGRATIO_ALWAYS_INLINE inline void queue_batch(const queue_ptrs& q, std::size_t& n,
                                                const xsimd::batch<double, A>& ok, const xsimd::batch<double, A>& d,
                                                const xsimd::batch<double, A>& k3, const std::uint32_t* cells) noexcept {
 #if LOGRATIO_X86 && defined(__AVX512F__)
     if constexpr (logratio::detail::is_avx512<A>) {
         const __mmask8 u = _mm512_cmp_pd_mask(ok, _mm512_setzero_pd(), _CMP_NEQ_UQ);
-        _mm512_storeu_pd(q.d.data() + n, _mm512_maskz_compress_pd(u, d));
-        _mm512_storeu_pd(q.k3.data() + n, _mm512_maskz_compress_pd(u, k3));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.cell.data() + n),
+        _mm512_storeu_pd(q.d + n, _mm512_maskz_compress_pd(u, d));
+        _mm512_storeu_pd(q.k3 + n, _mm512_maskz_compress_pd(u, k3));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.cell + n),
                             _mm256_maskz_compress_epi32(u, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cells))));
         n += static_cast<std::size_t>(__builtin_popcount(u));
         return;
     }
 #endif
     (void)ok;
-    d.store_unaligned(q.d.data() + n);
-    k3.store_unaligned(q.k3.data() + n);
-    std::memcpy(q.cell.data() + n, cells, sizeof(std::uint32_t) * xsimd::batch<double, A>::size);
+    d.store_unaligned(q.d + n);
+    k3.store_unaligned(q.k3 + n);
+    std::memcpy(q.cell + n, cells, sizeof(std::uint32_t) * xsimd::batch<double, A>::size);
     n += xsimd::batch<double, A>::size;
 }
 
@@ -380,9 +388,21 @@ inline void clear_okbits(scan_scratch& w, std::size_t n) { w.okbits.assign(n / 6
 /// Marks slot k usable in w.okbits.
 inline void set_okbit(scan_scratch& w, std::size_t k) noexcept { w.okbits[k >> 6] |= std::uint64_t(1) << (k & 63); }
 
+/// The set bits of x: the instruction where the build level has it, else
+/// the SWAR sum inline (the SSE2 baseline's __builtin_popcountll is a call).
+inline std::uint64_t ones(std::uint64_t x) noexcept {
+#if defined(__POPCNT__) && (defined(__GNUC__) || defined(__clang__))
+    return static_cast<std::uint64_t>(__builtin_popcountll(x));
+#else
+    x -= (x >> 1) & 0x5555555555555555u;
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+    return (x * 0x0101010101010101u) >> 56;
+#endif
+}
+
 /// The number of set bits of w.okbits in slots [k0, k1).
 inline std::uint64_t count_okbits(const scan_scratch& w, std::size_t k0, std::size_t k1) noexcept {
-    auto ones = [](std::uint64_t x) { return static_cast<std::uint64_t>(std::bitset<64>(x).count()); };
     if (k0 >= k1) return 0;
     const std::size_t w0 = k0 >> 6, w1 = (k1 - 1) >> 6;
     const std::uint64_t lo = ~std::uint64_t(0) << (k0 & 63);
@@ -400,7 +420,7 @@ inline std::uint64_t pair_count(const scan_scratch& w, unsigned s) noexcept {
     std::uint64_t c = 0;
     for (std::size_t i = 0; i + 1 < b.size(); ++i) {
         const std::uint64_t up = s ? (b[i] >> s) | (b[i + 1] << (64 - s)) : b[i];
-        c += static_cast<std::uint64_t>(std::bitset<64>(b[i] & up).count());
+        c += ones(b[i] & up);
     }
     return c;
 }
@@ -879,6 +899,8 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     const double* tp = w.t.data();
     const double* rp = w.r.data();
     const double* okp = w.ok.data();
+    const std::uint32_t* cellp = w.cell.data();
+    const queue_ptrs qp(w.q);
     using ops = logratio::detail::simd_ops<B>;
     const B zero(0.0), small(0.0625), tail_delta(scan_state::tail_delta);
     B sd = zero, sa = zero, mx = zero, s3 = zero, sx = zero, sy = zero, sxx = zero, sxy = zero;
@@ -894,7 +916,7 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
             k3 = xsimd::select(ad > small, ops::expm1(c) - c, k3);
         }
         const B ok = B::load_unaligned(okp + k);
-        queue_batch(w.q, queued, ok, d, k3, w.cell.data() + k);
+        queue_batch(qp, queued, ok, d, k3, cellp + k);
         sd += d;
         sa += ad;
         mx = xsimd::max(mx, ad);
