@@ -10,6 +10,12 @@ numpy = json.load(open(f"{out}/numpy.json"))
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
 
 
+def header(*cols):
+    """A markdown table's header and separator rows."""
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+
+
 def medians(path):
     res = {}
     for b in json.load(open(path))["benchmarks"]:
@@ -25,8 +31,7 @@ print(f"numpy {numpy['numpy']} float64 panel on the same problem: "
       f"{numpy['quantiles_tokens_per_s'] / 1e6:.1f} M tokens/s.\n")
 print("Panel over float32 tokens with an 80% mask (9 bytes/token); roofline = read bandwidth of the same bytes "
       "measured in the same binary.\n")
-print("| level | benchmark | tokens | threads | M tokens/s | GB/s | x numpy | % of roofline |")
-print("|---|---|---|---|---|---|---|---|")
+header('level', 'benchmark', 'tokens', 'threads', 'M tokens/s', 'GB/s', 'x numpy', '% of roofline')
 for level in levels:
     m = medians(f"{out}/panel_{level}.json")
     bw = {k.split("/")[2]: v["bytes_per_second"] for k, v in m.items() if k.startswith("read_bandwidth/")}
@@ -63,8 +68,7 @@ print(f"\nExact quantiles and the KLL sketch ({levels[-1]} build; 2^25 float32 t
       "the masked-in deltas).\n")
 print(f"numpy `np.quantile` of the masked delta (7 quantiles, gather included): "
       f"{numpy['quantiles7_values_per_s'] / 1e6:.1f} M values/s.\n")
-print("| benchmark | M values/s | x numpy np.quantile |")
-print("|---|---|---|")
+header('benchmark', 'M values/s', 'x numpy np.quantile')
 for name, b in q.items():
     kind = name.split("/")[0]
     if kind == "kll_merge_64":
@@ -80,8 +84,7 @@ print("\nImportance-sampling correction (`correct`): token TIS C=2 + token_k1 ba
       f"numpy doing the same operations in float64 (bench/numpy_correction.py): {nc / 1e6:.1f} M tokens/s.\n")
 print("Traffic roofline: a loop that moves the same 14 bytes/token (reads t, r, mask; writes t - r as float32 "
       "and a 0/1 byte) with plain stores and no other arithmetic, in the same binary.\n")
-print("| level | benchmark | tokens | threads | M tokens/s | x numpy | % of traffic roofline |")
-print("|---|---|---|---|---|---|---|")
+header('level', 'benchmark', 'tokens', 'threads', 'M tokens/s', 'x numpy', '% of traffic roofline')
 for level in levels:
     m = medians(f"{out}/correction_{level}.json")
     traffic = {k.split("/")[2]: v["items_per_second"] for k, v in m.items() if k.startswith("traffic_roofline/")}
@@ -99,8 +102,7 @@ for level in levels:
 nl = json.load(open(f"{out}/numpy_logits.json"))["logit_pairs_per_s"]
 print("\nLogits (`compare_logits`): 32 rows of V = 151,936, entropies + KL both ways + TV + selected log-probs; "
       f"numpy float32 log_softmax code doing the same (bench/numpy_logits.py): {nl / 1e6:.1f} M logit pairs/s.\n")
-print("| level | dtype | threads | M logit pairs/s | x numpy | % of read roofline |")
-print("|---|---|---|---|---|---|")
+header('level', 'dtype', 'threads', 'M logit pairs/s', 'x numpy', '% of read roofline')
 for level in levels:
     for name, b in medians(f"{out}/logits_{level}.json").items():
         parts = name.split("/")
@@ -110,8 +112,7 @@ for level in levels:
 
 print("\nDoctor (`diagnose`, bench/bench_doctor.cpp) against the one-pass panel on the same float32 tokens "
       "(80% mask, rows of 1024), same binary, same run; 2^17 fits in L2, 2^25 streams from memory.\n")
-print("| level | tokens | threads | panel ms | diagnose ms | diagnose / panel |")
-print("|---|---|---|---|---|---|")
+header('level', 'tokens', 'threads', 'panel ms', 'diagnose ms', 'diagnose / panel')
 for level in levels:
     m = medians(f"{out}/doctor_{level}.json")
     for name, b in m.items():
@@ -123,3 +124,19 @@ for level in levels:
             continue
         pt, dt = b["real_time"], d["real_time"]  # both in ms (the benchmarks' unit)
         print(f"| {level} | 2^{parts[1]} | {parts[2]} | {pt:.3g} | {dt:.3g} | {dt / pt:.2f}x |")
+
+try:
+    pt = json.load(open(f"{out}/python_vs_torch.json"))
+except FileNotFoundError:
+    pt = None
+if pt is None:
+    print("\nPython against torch: not run (torch or the logratio module not importable).")
+else:
+    print(f"\nPython package against torch (float32, CPU, one thread) and numpy (float64) in the same process "
+          f"(bench/python_vs_torch.py: B = 256 x T = 4096 bf16 tensors, {pt['tokens']:,} masked-in tokens, "
+          f"SIMD level {pt['simd_level']}; best of 7 x 3 rounds).\n")
+    header('computation', 'logratio call ms', 'C++ kernel ms', 'call / kernel', 'torch ms', 'x torch', 'numpy ms', 'x numpy')
+    for r in pt["rows"]:
+        npy = f"{r['numpy_ms']:.2f} | {r['vs_numpy']:.1f}" if r.get("numpy_ms") is not None else " | "
+        print(f"| {r['name']} | {r['logratio_ms']:.2f} | {r['cxx_kernel_ms']:.2f} | {r['python_over_kernel']:.2f} | "
+              f"{r['torch_ms']:.2f} | {r['vs_torch']:.1f} | {npy} |")

@@ -28,5 +28,12 @@ build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_re
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_panel.py" 25 > numpy.json)
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_correction.py" 25 > numpy_correction.json)
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_logits.py" > numpy_logits.json)
+# The Python package against torch and numpy in the same run (skipped, and
+# said so in RESULTS.md, where torch or the module is missing)
+rm -f "$out/python_vs_torch.json"
+if PYTHONPATH=build/bench/python /usr/bin/python3 -c 'import torch, logratio' 2>/dev/null; then
+  PYTHONPATH=build/bench/python /usr/bin/python3 bench/python_vs_torch.py --repeat 7 --rounds 3 \
+    --json "$out/python_vs_torch.json" > /dev/null
+fi
 /usr/bin/python3 bench/report.py "$out" "${levels[@]}" > bench/RESULTS.md
 cat bench/RESULTS.md

@@ -540,6 +540,31 @@ inline void store_sequence_cells(scan_scratch& w, std::size_t n) {
         store_cells(lk, V::load_unaligned(t + k), V::load_unaligned(r + k), V::load_unaligned(ok + k), cell + k);
 }
 
+/// The SIMD loads' set-up for a sequence of n slots (arrays with a batch of
+/// room past n, the usable bits cleared): returns where the rare slots go.
+inline std::uint64_t* begin_load(scan_scratch& w, std::size_t n, std::size_t room) {
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + room);
+    w.cell.resize(n + room);
+    if (w.rare_buf.size() < n + room) w.rare_buf.resize(n + room);
+    clear_okbits(w, n);
+    return w.rare_buf.data();
+}
+
+/// The SIMD loads' end: the counts into st, the rare slots classified
+/// (note_rare), the arrays cut to the n slots.
+template <class T, class M>
+void end_load(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t first, std::uint64_t last, scan_state& st,
+              scan_scratch& w, std::size_t n, std::uint64_t zeros_t, std::uint64_t zeros_r, std::size_t nrare) {
+    ++st.sequences;
+    st.usable += count_okbits(w, 0, n);
+    st.fill[0].zeros += zeros_t;
+    st.fill[1].zeros += zeros_r;
+    w.rare.assign(w.rare_buf.data(), w.rare_buf.data() + nrare);
+    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
+    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
+    w.cell.resize(n);
+}
+
 #if LOGRATIO_X86 && defined(__AVX512BW__) && defined(__AVX512VL__)
 /// d rounded up to a float: for every float x, x < d exactly when x < the result.
 inline float float_above(double d) noexcept {
@@ -560,12 +585,8 @@ bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_
     std::uint64_t last = 0;
     if (!masked_bounds(v, b, e, first, last)) return false;
     const std::size_t n = static_cast<std::size_t>(e - b);
-    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + 16);
-    w.cell.resize(n + 16);
-    if (w.rare_buf.size() < n + 16) w.rare_buf.resize(n + 16);
-    std::uint64_t* rare = w.rare_buf.data();
+    std::uint64_t* rare = begin_load(w, n, 16);
     std::size_t nrare = 0;
-    clear_okbits(w, n);
     const T* tp = v.train();
     const T* rp = v.rollout();
     const M* mp = v.mask();
@@ -606,14 +627,7 @@ bool load_sequence_x16(const paired_view<T, M>& v, std::uint64_t b, std::uint64_
         _mm512_storeu_pd(w.ok.data() + k, _mm512_maskz_mov_pd(u0, one));
         _mm512_storeu_pd(w.ok.data() + k + 8, _mm512_maskz_mov_pd(u1, one));
     }
-    ++st.sequences;
-    st.usable += count_okbits(w, 0, n);
-    st.fill[0].zeros += zeros_t;
-    st.fill[1].zeros += zeros_r;
-    w.rare.assign(rare, rare + nrare);
-    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
-    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
-    w.cell.resize(n);
+    end_load(v, b, first, last, st, w, n, zeros_t, zeros_r, nrare);
     return true;
 }
 #endif
@@ -634,12 +648,8 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
     std::uint64_t last = 0;
     if (!masked_bounds(v, b, e, first, last)) return false;
     const std::size_t n = static_cast<std::size_t>(e - b);
-    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n + V::size);  // the staged tail writes up to a batch past n
-    w.cell.resize(n + V::size);
-    if (w.rare_buf.size() < n + V::size) w.rare_buf.resize(n + V::size);
-    std::uint64_t* rare = w.rare_buf.data();
+    std::uint64_t* rare = begin_load(w, n, V::size);  // the staged tail writes up to a batch past n
     std::size_t nrare = 0;
-    clear_okbits(w, n);
     std::uint64_t* okbits = w.okbits.data();
     double* wt = w.t.data();
     double* wr = w.r.data();
@@ -670,15 +680,8 @@ bool load_sequence(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
             for (unsigned bits = ops::bits(odd); bits; bits &= bits - 1) rare[nrare++] = k + lowest_bit(bits);
         k += V::size;
     });
-    ++st.sequences;
-    st.usable += count_okbits(w, 0, n);
-    st.fill[0].zeros += zeros_t;
-    st.fill[1].zeros += zeros_r;
-    w.rare.assign(rare, rare + nrare);
-    if (!w.rare.empty()) note_rare(v, b, first, last, st, w);
-    store_sequence_cells(w, n);
-    for (auto* a : {&w.t, &w.r, &w.ok}) a->resize(n);
-    w.cell.resize(n);
+    store_sequence_cells(w, n);  // before note_rare, which sets the cells of the slots it makes usable
+    end_load(v, b, first, last, st, w, n, zeros_t, zeros_r, nrare);
     return true;
 }
 
