@@ -160,7 +160,6 @@ struct scan_state {
 };
 
 namespace detail {
-inline bool g_noscat = false;
 
 /// e^d − 1 − d (d clamped to ±20 as the panel does).
 inline double k3_term(double d) noexcept {
@@ -959,7 +958,7 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
         npos += d > 0;
         ntail += ad > scan_state::tail_delta;
     }
-    if (!g_noscat) scatter_probability(w, st, queued);
+    scatter_probability(w, st, queued);
     delta_stats& p = st.bd.by_position[pb];
     p.count += ncnt;
     p.sum_delta += hsd;
