@@ -84,11 +84,10 @@ typename xsimd::batch<double, A>::batch_bool_type widen_mask(const M* p) noexcep
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
-/// The storage types widen16 and mask16 read (AVX-512 with BW and VL).
+/// The storage types widen16 and mask16 read (AVX-512 with BW and VL):
+/// those of direct_load but float64 (16 lanes of floats).
 template <class T, class M>
-constexpr bool direct_load16 =
-    (std::is_same<T, float>::value || std::is_same<T, bfloat16>::value || std::is_same<T, float16>::value) &&
-    (std::is_same<M, std::uint8_t>::value || std::is_same<M, bool>::value || std::is_same<M, float>::value);
+constexpr bool direct_load16 = direct_load<xsimd::avx512bw, T, M> && !std::is_same<T, double>::value;
 
 /// 16 values as floats (exact for float, bfloat16, float16); lanes outside
 /// `lanes` read no memory and hold +0.

@@ -804,10 +804,11 @@ inline std::size_t scan_pairs(const scan_scratch& w, scan_state& st) {
         }
         nbig += std::fabs(t[k0] - r[k0]) > scan_state::big_delta;
     }
+    std::uint64_t pairs[K + 1];  // by |shift|: shifts s and −s pair the same slots
+    for (int s = 0; s <= K; ++s) pairs[s] = pair_count(w, static_cast<unsigned>(s));
     for (int s = 0; s <= 2 * K; ++s) {
-        const unsigned shift = static_cast<unsigned>(s > K ? s - K : K - s);
         st.shift_abs[static_cast<std::size_t>(s)] += ssum[s];
-        st.shift_n[static_cast<std::size_t>(s)] += pair_count(w, shift);
+        st.shift_n[static_cast<std::size_t>(s)] += pairs[s > K ? s - K : K - s];
     }
     return nbig;
 }
