@@ -17,6 +17,7 @@
 #include <logratio/detail/simd.hpp>
 #include <logratio/doctor/diagnose.hpp>
 #include <logratio/logits/logits.hpp>
+#include <logratio/quantiles/panel_quantiles.hpp>
 
 namespace dr = logratio::doctor;
 
@@ -43,6 +44,24 @@ TEST_CASE("the kernel's expm1 matches std::expm1 over the clamp range") {
     }
     INFO("worst relative error " << worst << " on " << xs.size() << " points");
     CHECK(worst < 1e-14);
+}
+
+TEST_CASE("the fused quantile pass's bucket keys: the SIMD conversion equals the scalar one lane by lane") {
+    using V = xsimd::batch<double, xsimd::default_arch>;
+    std::vector<double> xs{0.0, -0.0, 1e-300, -1e-300, 1e-45, -1.4e-45, 3e19, -3e19, 1e300, -INFINITY, INFINITY};
+    std::mt19937_64 g(9);
+    std::normal_distribution<double> nd(0, 1);
+    for (int i = 0; i < 4096; ++i) xs.push_back(nd(g) * std::pow(2.0, static_cast<double>(i % 90 - 60)));
+    while (xs.size() % V::size) xs.push_back(0.25);
+    for (std::size_t i = 0; i < xs.size(); i += V::size) {
+        alignas(64) float out[V::size];
+        logratio::detail::store_scaled_floats(V::load_unaligned(xs.data() + i), out);
+        for (std::size_t k = 0; k < V::size; ++k) {
+            std::uint32_t bits;
+            std::memcpy(&bits, out + k, 4);
+            CHECK((bits >> 16) == logratio::detail::raw_bucket(xs[i + k]));
+        }
+    }
 }
 
 TEST_CASE("the kernels' exps of non-positive arguments match std::exp (simd_ops's and the logits' table exp)") {

@@ -29,9 +29,8 @@ py::dict panel_dict(const logratio::panel& p) {
 logratio::panel run_panel(const paired_input& in, bool quantiles, unsigned threads,
                           const logratio::panel_options& o) {
     return visit(in, [&](const auto& v) {
-        logratio::panel p = logratio::dispatch::compute_panel(v, o, threads);
-        if (quantiles) logratio::dispatch::add_panel_quantiles(p, v, o.nonfinite);
-        return p;
+        if (quantiles) return logratio::dispatch::compute_panel_with_quantiles(v, o, threads);  // one pass
+        return logratio::dispatch::compute_panel(v, o, threads);
     });
 }
 

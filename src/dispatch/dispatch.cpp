@@ -141,6 +141,10 @@ void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy 
     kernels_for<T, M>().add_panel_quantiles(p, v, nonfinite);
 }
 template <class T, class M>
+panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
+    return kernels_for<T, M>().compute_panel_with_quantiles(v, o, threads);
+}
+template <class T, class M>
 mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o,
                                       unsigned threads) {
     return kernels_for<T, M>().compute_mismatch_split(v, old_logprobs, o, threads);
@@ -161,6 +165,7 @@ void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
     template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
                                            const quantile_options&);                                          \
     template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
+    template panel compute_panel_with_quantiles(const paired_view<T, M>&, const panel_options&, unsigned);    \
     template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&, unsigned);
 #define LOGRATIO_DISPATCH_TYPE_INST(T)        \
     LOGRATIO_DISPATCH_VIEW_INST(T, std::uint8_t) \

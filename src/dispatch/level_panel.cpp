@@ -2,6 +2,8 @@
 // level (see level.hpp).
 #include "level.hpp"
 
+#include <logratio/quantiles/panel_quantiles.hpp>
+
 namespace logratio_dispatch {
 namespace LOGRATIO_DISPATCH_NS {
 namespace {
@@ -25,6 +27,13 @@ lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint
     } else {
         return lr::accumulate_panel_range<arch>(v, first, last, o);
     }
+}
+
+template <bool OneLane, class T, class M>
+lr::panel with_quantiles(const lr::paired_view<T, M>& v, const lr::panel_options& o, unsigned threads) {
+    lr::quantile_workspace ws;
+    if constexpr (OneLane) return lr::detail::panel_with_quantiles<double>(v, o, threads, ws);
+    else return lr::compute_panel_with_quantiles<arch>(v, o, threads, ws);
 }
 
 template <bool OneLane, class T, class M>
@@ -56,6 +65,7 @@ void fill_panel(ld::kernel_table& t) {
         k.accumulate_panel = &accumulate<OneLane, typename types::value, typename types::mask>;
         k.accumulate_panel_range = &accumulate_range<OneLane, typename types::value, typename types::mask>;
         k.compute_mismatch_split = &split<OneLane, typename types::value, typename types::mask>;
+        k.compute_panel_with_quantiles = &with_quantiles<OneLane, typename types::value, typename types::mask>;
     });
 }
 LOGRATIO_DISPATCH_FILLS(fill_panel);

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "../core/dtype.hpp"
 #include "../core/limits.hpp"
@@ -254,12 +255,28 @@ void locate_abs_max(const paired_view<T, M>& v, std::uint64_t s, double abs_max,
     }
 }
 
+/// What the panel kernel hands each batch's delta to besides its own sums:
+/// nothing (this hook), or the exact-quantile collector of
+/// quantiles/panel_quantiles.hpp. for_blocks(b, e, f) runs f over [b, e) in
+/// pieces, so a hook can do its bookkeeping between pieces, outside the
+/// vector loop (a call inside it would spill the accumulators).
+struct no_quantile_hook {
+    static constexpr bool active = false;
+    template <class V>
+    void add(const V&, const V&) noexcept {}
+    template <class F>
+    LOGRATIO_ALWAYS_INLINE void for_blocks(std::uint64_t b, std::uint64_t e, F&& f) {
+        f(b, e);
+    }
+};
+
 /// The panel over sequences [s0, s1) of v, with lanes V. NT is the number
 /// of |delta| thresholds when known at compile time (the default 4: the
-/// counters stay in registers), -1 for any number.
-template <class V, int NT, class T, class M>
+/// counters stay in registers), -1 for any number. Every batch's delta and
+/// |delta| (0 on masked-out lanes) also go to `hook`.
+template <class V, int NT, class T, class M, class Q = no_quantile_hook>
 panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
-                                        const panel_options& o) {
+                                        const panel_options& o, Q&& hook = Q{}) {
     using ops = simd_ops<V>;
     using mask_t = typename ops::mask;
     constexpr std::size_t L = ops::size;
@@ -327,6 +344,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             S.rev = ops::mul_add(em + one, dc, S.rev);
             S.tv = S.tv + ops::abs(em);
             for (std::uint32_t k = 0; k < nthr; ++k) above[k] += ops::count(ad > thr[k]);
+            if constexpr (std::decay_t<Q>::active) hook.template add<V>(d, ad);
         };
         if (!have_shift && first_finite_delta(v, b, e, K)) {
             // No token has contributed yet, so the shift can still be chosen.
@@ -335,7 +353,8 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             vK = ops::splat(K);
             vKe = ops::splat(Ke);
         }
-        for_each_batch<V>(v, b, e, buf, step);
+        hook.for_blocks(b, e, [&](std::uint64_t bb, std::uint64_t ee)
+                            LOGRATIO_ALWAYS_INLINE { for_each_batch<V>(v, bb, ee, buf, step); });
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         guard_sequence(v, s, st, sr, row_top, o.nonfinite, o.positive_tolerance);
         if (row_n == 0) continue;
@@ -366,11 +385,11 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     return acc;
 }
 
-template <class V, class T, class M>
+template <class V, class T, class M, class Q = no_quantile_hook>
 panel_accumulator accumulate_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_t s1,
-                                   const panel_options& o) {
-    if (o.abs_delta_thresholds.size() == 4) return accumulate_range_impl<V, 4>(v, s0, s1, o);
-    return accumulate_range_impl<V, -1>(v, s0, s1, o);
+                                   const panel_options& o, Q&& hook = Q{}) {
+    if (o.abs_delta_thresholds.size() == 4) return accumulate_range_impl<V, 4>(v, s0, s1, o, hook);
+    return accumulate_range_impl<V, -1>(v, s0, s1, o, hook);
 }
 
 }  // namespace detail

@@ -64,6 +64,9 @@ std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, cons
                               const quantile_options& o = {});
 template <class T, class M>
 void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise);
+/// The panel and its quantiles in one pass (quantiles/panel_quantiles.hpp).
+template <class T, class M>
+panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
 template <class T, class M>
 mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
                                       unsigned threads = 1);
@@ -82,6 +85,7 @@ void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, 
     extern template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
                                                   const quantile_options&);                                         \
     extern template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
+    extern template panel compute_panel_with_quantiles(const paired_view<T, M>&, const panel_options&, unsigned);    \
     extern template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&,      \
                                                           unsigned);
 #define LOGRATIO_DISPATCH_TYPE_EXTERN(T)              \

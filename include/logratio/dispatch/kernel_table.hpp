@@ -45,6 +45,7 @@ struct view_kernels {
     std::vector<double> (*quantiles)(const paired_view<T, M>&, quantile_of, const std::vector<double>&,
                                      const quantile_options&) = nullptr;
     void (*add_panel_quantiles)(panel&, const paired_view<T, M>&, nonfinite_policy) = nullptr;
+    panel (*compute_panel_with_quantiles)(const paired_view<T, M>&, const panel_options&, unsigned) = nullptr;
     mismatch_split (*compute_mismatch_split)(const paired_view<T, M>&, const T*, const panel_options&, unsigned) = nullptr;
 };
 

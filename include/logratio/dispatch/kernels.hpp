@@ -28,6 +28,7 @@
 #include "../logits/logits.hpp"
 #include "../panel/mismatch_split.hpp"
 #include "../panel/panel.hpp"
+#include "../quantiles/panel_quantiles.hpp"
 #include "../quantiles/quantiles.hpp"
 #endif
 
@@ -41,6 +42,7 @@ using dispatch::add_panel_quantiles;
 using dispatch::compare_logits;
 using dispatch::compute_mismatch_split;
 using dispatch::compute_panel;
+using dispatch::compute_panel_with_quantiles;
 using dispatch::correct;
 using dispatch::diagnose;
 using dispatch::quantiles;
@@ -68,6 +70,10 @@ panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64
 template <class T, class M>
 void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nf = nonfinite_policy::raise) {
     logratio::add_panel_quantiles(p, v, nf);
+}
+template <class T, class M>
+panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
+    return logratio::compute_panel_with_quantiles(v, o, threads);
 }
 template <class T, class M>
 mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old, const panel_options& o = {},

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -189,6 +190,14 @@ struct quantile_workspace {
     std::vector<double> candidates;       ///< values of the buckets that hold a requested rank
     std::vector<std::uint64_t> histogram;  ///< radix histogram of the top 16 key bits
     std::vector<std::uint32_t> slots;      ///< radix bucket -> needed bucket + 1 (0: not needed)
+    /// One part (thread) of the fused panel pass (panel_quantiles.hpp): its
+    /// per-lane histograms and stored deltas (grown, never zero-filled).
+    struct fused_part {
+        std::vector<std::uint32_t> hist;
+        std::unique_ptr<double[]> cand;
+        std::size_t cap = 0;
+    };
+    std::vector<fused_part> fused;
 };
 
 namespace detail {

@@ -117,9 +117,9 @@ int run_panel(const panel_args& a) {
     opt.flavour = a.flavour.empty() ? logratio::framework::verl : logratio::parse_framework(a.flavour);
     logratio::metric_entries framework_metrics;  // --flavour slime|trl: that framework's mismatch metrics
     logratio_cli::with_panel_view(L.in, [&](const auto& view) {
-        result = logratio_cli::kernels::compute_panel(view, opt, a.threads);
+        result = a.no_quantiles ? logratio_cli::kernels::compute_panel(view, opt, a.threads)
+                                : logratio_cli::kernels::compute_panel_with_quantiles(view, opt, a.threads);  // one pass
         framework_metrics = logratio::framework_mismatch_entries(view, opt.flavour);
-        if (!a.no_quantiles) logratio_cli::kernels::add_panel_quantiles(result, view, opt.nonfinite);
         if (old) {
             using T = typename std::decay_t<decltype(view)>::value_type;
             std::vector<std::unique_ptr<unsigned char[]>> keep;

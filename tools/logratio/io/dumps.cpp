@@ -105,8 +105,7 @@ dump_panel panel_of_dump(const std::string& path, const std::string& rel, const 
     const tensor* old = st.find("old_logprobs");
     try {
         with_panel_view(in, [&](const auto& view) {
-            d.panel = kernels::compute_panel(view, opt, 1);
-            kernels::add_panel_quantiles(d.panel, view, opt.nonfinite);
+            d.panel = kernels::compute_panel_with_quantiles(view, opt, 1);
             if (old) {
                 using T = typename std::decay_t<decltype(view)>::value_type;
                 if (old->type != in.train->type || old->shape != in.train->shape)

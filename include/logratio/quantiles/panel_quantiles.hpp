@@ -1,0 +1,508 @@
+#pragma once
+// The panel with its exact quantiles in one pass over memory.
+//
+//   panel p = compute_panel_with_quantiles(view, options, threads);
+//
+// gives what compute_panel + add_panel_quantiles give (delta_q* and
+// abs_delta_q* of SPEC: numpy.quantile's linear method, bit for bit), but
+// reads the tokens once instead of three times:
+//
+//  1. A sample (blocks of 16 tokens spread over the view: ~1/128 of the
+//     tokens, at most 2^18) predicts, for every rank the quantiles need,
+//     which buckets of delta hold it (delta_buckets below: 128 buckets per
+//     binade, per sign), with a margin of z = 5 binomial standard
+//     deviations of the sample rank.
+//  2. The panel kernel hands each batch's delta to a collector
+//     (quantile_collector), which stages delta and its bucket key in an
+//     L1-resident block and, every 1024 tokens, runs a scalar loop: one
+//     histogram increment per token and one store into a candidate buffer
+//     that advances only when the token's bucket was predicted.
+//  3. The exact histogram says which bucket holds each rank and where in
+//     it; the candidates of those buckets are selected (nth_element). A rank
+//     whose bucket was not predicted falls back to the separate exact pass
+//     (add_panel_quantiles), so the result never depends on the sample.
+//
+// For float32, bfloat16 and float16 inputs a nonzero delta is at least
+// 2^-149 (a difference of two such numbers), so the zero bucket of each
+// sign holds only +-0 (see delta_buckets): it is never stored, its rank's
+// value is 0. (bfloat16 inputs give delta = 0 for a large share of tokens.)
+// For float64 inputs those buckets are ordinary ones.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "../detail/panel_kernel.hpp"
+#include "../detail/parallel.hpp"
+#include "../panel/panel.hpp"
+#include "quantiles.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace detail {
+
+/// The buckets of delta: the top 16 bits (sign, exponent, 7 mantissa bits)
+/// of float32(delta * 2^64). Rounding to float32 is monotone, so each
+/// bucket is an interval of delta; the scale (exact in double) keeps every
+/// nonzero delta of float32/bf16/f16 inputs (|delta| >= 2^-149) out of the
+/// zero buckets (float32 |x| < 2^-133 means |delta| < 2^-197) and every
+/// |delta| below 2^64 finite. A token's "raw" bucket is those 16 bits (one
+/// shift, on the kernel's side); the histogram is walked in value order:
+/// ordered = per_sign - 1 - (raw & 0x7fff) for negative floats (and -0),
+/// per_sign + raw for positive ones. Magnitude x = raw & 0x7fff sums the
+/// ordered buckets per_sign + x and per_sign - 1 - x.
+struct delta_buckets {
+    static constexpr double scale = 18446744073709551616.0;  // 2^64
+    static constexpr std::uint64_t per_sign = 0x8000;
+    static constexpr std::uint64_t count = 2 * per_sign;
+    static constexpr std::uint64_t zero_pos = per_sign, zero_neg = per_sign - 1;  // x = 0 of each sign
+    static constexpr std::uint64_t sample_block = 16;
+    static constexpr double margin_z = 5.0;
+};
+
+inline std::uint32_t raw_bucket(double d) noexcept {
+    const float f = static_cast<float>(d * delta_buckets::scale);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u >> 16;
+}
+inline std::uint64_t ordered_bucket(std::uint32_t raw) noexcept {
+    return (raw & 0x8000u) ? delta_buckets::per_sign - 1 - (raw & 0x7fffu) : delta_buckets::per_sign + raw;
+}
+/// The bucket, in value order, of one delta (NaN lands in range too).
+inline std::uint64_t delta_bucket(double d) noexcept { return ordered_bucket(raw_bucket(d)); }
+
+/// float32(d * 2^64) of a batch's lanes into out[0, L) (the float bits).
+template <class V>
+LOGRATIO_ALWAYS_INLINE inline void store_scaled_floats(const V& d, float* out) noexcept {
+    if constexpr (std::is_same<V, double>::value) {
+        out[0] = static_cast<float>(d * delta_buckets::scale);
+    } else {
+        using A = typename V::arch_type;
+        const V x = d * V(delta_buckets::scale);
+#if LOGRATIO_X86
+        if constexpr (std::is_base_of<xsimd::avx512f, A>::value) {
+            _mm256_store_ps(out, _mm512_cvtpd_ps(x));
+            return;
+        } else if constexpr (std::is_base_of<xsimd::avx, A>::value) {
+            _mm_store_ps(out, _mm256_cvtpd_ps(x));
+            return;
+        }
+#endif
+        alignas(64) double t[V::size];
+        x.store_aligned(t);
+        for (std::size_t l = 0; l < V::size; ++l) out[l] = static_cast<float>(t[l]);
+    }
+}
+
+/// Which buckets the pass stores (flag 1), from the sample.
+struct panel_quantile_plan {
+    std::vector<std::uint8_t> flag;      // by bucket in value order
+    std::vector<std::uint8_t> flag_raw;  // the same by raw bucket (the kernel's side)
+    bool zero_exact = false;  // float32/bf16/f16 inputs: the x = 0 buckets hold only +-0
+    bool usable = false;      // false: too few sampled tokens, or too much to store
+    double stored_share = 0;  // the sample's share of tokens in flagged buckets
+};
+
+/// The panel kernel's hook (see no_quantile_hook). Inside the vector loop
+/// it only stores each batch's delta and float32(delta * 2^64) into an
+/// L1-resident staging block (three vector instructions); after every
+/// `block` tokens a scalar loop adds the staged tokens to the histogram
+/// (hist[raw * 4 + i % 4]: four copies, so consecutive tokens in one bucket
+/// do not wait on one counter) and appends the values of flagged buckets to
+/// the candidates (written always, kept only when flagged: no branch).
+/// Interleaving that scalar work with the kernel's, token by token, measured
+/// 1.8x the panel alone; separate loops keep each at its own throughput.
+/// The histograms and candidates live in a part of the workspace (reused
+/// across calls: no page faults, no zeroing of the candidates).
+template <std::size_t L>
+struct quantile_collector {
+    static constexpr bool active = true;
+    static constexpr std::uint64_t block = 1024;  // tokens staged between scalar loops
+    static constexpr std::size_t copies = 2;
+    static_assert(block % L == 0, "whole batches per block");
+    using part = quantile_workspace::fused_part;
+    const std::uint8_t* flag = nullptr;
+    part* store = nullptr;
+    std::uint32_t* hist = nullptr;
+    double* cand = nullptr;
+    std::size_t used = 0, staged = 0;
+    std::uint64_t lanes = 0;  // lanes seen, masked-out ones included
+    alignas(64) float keys[block];
+    alignas(64) double values[block];
+
+    quantile_collector(const panel_quantile_plan& plan, part& p, std::size_t expected)
+        : flag(plan.flag_raw.data()), store(&p) {
+        p.hist.assign(delta_buckets::count * copies, 0u);
+        hist = p.hist.data();
+        if (p.cap < expected) grow(expected);
+        cand = p.cand.get();
+    }
+    quantile_collector(const quantile_collector&) = delete;
+
+    template <class V>
+    LOGRATIO_ALWAYS_INLINE void add(const V& d, const V&) noexcept {
+        static_assert(simd_ops<V>::size == L, "collector built for another lane count");
+        store_scaled_floats(d, keys + staged);
+        if constexpr (L == 1) values[staged] = d;
+        else d.store_aligned(values + staged);
+        staged += L;
+    }
+
+    template <class F>
+    LOGRATIO_ALWAYS_INLINE void for_blocks(std::uint64_t b, std::uint64_t e, F&& f) {
+        for (std::uint64_t bb = b; bb < e; bb += block) {
+            f(bb, std::min(e, bb + block));
+            flush();
+        }
+    }
+
+    /// The scalar loop over the staged tokens.
+    void flush() noexcept {
+        if (store->cap < used + staged) grow(std::max<std::size_t>(used + staged, 2 * store->cap));
+        std::uint32_t* h = hist;
+        double* c = cand;
+        std::size_t u = used;
+        const std::size_t n = staged;
+        std::size_t i = 0;
+        for (; i + copies <= n; i += copies)
+            for (std::size_t j = 0; j < copies; ++j) {
+                std::uint32_t bits;
+                std::memcpy(&bits, keys + i + j, 4);
+                const std::uint32_t k = bits >> 16;
+                h[k * copies + j] += 1;
+                c[u] = values[i + j];
+                u += flag[k];
+            }
+        for (; i < n; ++i) {  // one lane (L = 1) leaves a remainder
+            std::uint32_t bits;
+            std::memcpy(&bits, keys + i, 4);
+            const std::uint32_t k = bits >> 16;
+            h[k * copies] += 1;
+            c[u] = values[i];
+            u += flag[k];
+        }
+        used = u;
+        lanes += n;
+        staged = 0;
+    }
+
+    void grow(std::size_t need) {
+        std::unique_ptr<double[]> bigger(new double[need]);
+        if (used) std::memcpy(bigger.get(), store->cand.get(), used * sizeof(double));
+        store->cand = std::move(bigger);
+        store->cap = need;
+        cand = store->cand.get();
+    }
+};
+
+/// The sample's histogram over delta_buckets: blocks of sample_block
+/// consecutive positions spread evenly over the view (a block is one or two
+/// cache lines of each array, not one token per line); masked-in tokens
+/// with finite log-probs only. `sampled` counts them.
+template <class T, class M>
+std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, std::uint64_t& sampled) {
+    const std::uint64_t B = delta_buckets::sample_block, n = v.size();
+    const std::uint64_t blocks = std::min<std::uint64_t>(n / B, std::max<std::uint64_t>(n / (128 * B), 256));
+    const std::uint64_t capped = std::min<std::uint64_t>(blocks, (std::uint64_t(1) << 18) / B);
+    std::vector<std::uint64_t> h(delta_buckets::count, 0);
+    sampled = 0;
+    if (capped == 0) return h;
+    const std::uint64_t stride = n / capped, first = (stride - B) / 2;
+    constexpr std::uint64_t ahead = 16;  // blocks: the sample is latency-bound without prefetch
+    for (std::uint64_t k = 0; k < capped; ++k) {
+#if LOGRATIO_X86
+        if (k + ahead < capped) {
+            const std::uint64_t p = (k + ahead) * stride + first;
+            for (const std::uint64_t q : {p, p + B - 1}) {
+                __builtin_prefetch(v.train() + q);
+                __builtin_prefetch(v.rollout() + q);
+                if (v.has_mask()) __builtin_prefetch(v.mask() + q);
+            }
+        }
+#endif
+        const std::uint64_t b = k * stride + first;
+        for (std::uint64_t i = b; i < b + B; ++i) {
+            const double a = to_double(v.train()[i]), r = to_double(v.rollout()[i]);
+            const bool ok = v.counts(i) && (a - a == 0.0) && (r - r == 0.0);  // masked in, both finite
+            h[delta_bucket(a - r)] += ok;
+            sampled += ok;
+        }
+    }
+    return h;
+}
+
+/// The bucket (index into h, in h's order) holding rank r of the values h
+/// counts, or h.size() when r is past the end.
+inline std::size_t bucket_of_rank(const std::vector<std::uint64_t>& h, std::uint64_t r, std::uint64_t& below) {
+    below = 0;
+    for (std::size_t b = 0; b < h.size(); ++b) {
+        if (r < below + h[b]) return b;
+        below += h[b];
+    }
+    return h.size();
+}
+
+/// |delta|'s histogram from delta's: magnitude index x sums the buckets
+/// per_sign + x and per_sign - 1 - x.
+inline std::vector<std::uint64_t> magnitude_histogram(const std::vector<std::uint64_t>& h) {
+    const std::uint64_t P = delta_buckets::per_sign;
+    std::vector<std::uint64_t> a(P);
+    for (std::uint64_t x = 0; x < P; ++x) a[x] = h[P + x] + h[P - 1 - x];
+    return a;
+}
+
+/// Flags, for every probability, the buckets of h (a sample histogram of
+/// `m` values) between the sample ranks f (m - 1) -+ (z sigma + 4), sigma
+/// the binomial standard deviation of the sample rank. `mark(b)` flags one.
+template <class Mark>
+void flag_probable_buckets(const std::vector<std::uint64_t>& h, std::uint64_t m, const std::vector<double>& probs,
+                           Mark&& mark) {
+    const double md = static_cast<double>(m);
+    for (double f : probs) {
+        const double s = f * (md - 1), w = delta_buckets::margin_z * std::sqrt(md * f * (1 - f)) + 4.0;
+        std::uint64_t below = 0;
+        const std::size_t b0 = bucket_of_rank(h, static_cast<std::uint64_t>(std::max(0.0, std::floor(s - w))), below);
+        const std::size_t b1 =
+            bucket_of_rank(h, static_cast<std::uint64_t>(std::min(md - 1, std::ceil(s + w))), below);
+        for (std::size_t b = b0; b <= b1 && b < h.size(); ++b) mark(b);
+    }
+}
+
+/// The plan of a fused pass over v: which buckets to store.
+template <class T, class M>
+panel_quantile_plan plan_panel_quantiles(const paired_view<T, M>& v) {
+    panel_quantile_plan plan;
+    plan.zero_exact = !std::is_same<T, double>::value;
+    std::uint64_t m = 0;
+    const std::vector<std::uint64_t> h = sample_delta_histogram(v, m);
+    if (m < 512) return plan;
+    const std::uint64_t P = delta_buckets::per_sign;
+    plan.flag.assign(delta_buckets::count, 0);
+    flag_probable_buckets(h, m, default_delta_probs(), [&](std::size_t b) { plan.flag[b] = 1; });
+    flag_probable_buckets(magnitude_histogram(h), m, default_abs_delta_probs(), [&](std::size_t x) {
+        plan.flag[P + x] = 1;
+        plan.flag[P - 1 - x] = 1;
+    });
+    if (plan.zero_exact) plan.flag[delta_buckets::zero_pos] = plan.flag[delta_buckets::zero_neg] = 0;
+    plan.flag_raw.resize(delta_buckets::count);
+    for (std::uint32_t k = 0; k < delta_buckets::count; ++k) plan.flag_raw[k] = plan.flag[ordered_bucket(k)];
+    std::uint64_t stored = 0;
+    for (std::size_t b = 0; b < h.size(); ++b) stored += plan.flag[b] ? h[b] : 0;
+    plan.usable = stored * 4 <= m;  // more than a quarter stored: the separate pass is as good
+    plan.stored_share = static_cast<double>(stored) / static_cast<double>(m);
+    return plan;
+}
+
+/// What the fused pass collected, merged over lanes and parts: the exact
+/// histogram of the masked-in tokens' delta (the masked-out lanes, which
+/// carry delta = +0, taken out of the zero bucket) and the stored values.
+struct collected_deltas {
+    std::vector<std::uint64_t> hist;
+    std::vector<std::pair<const double*, std::size_t>> cand;  // one span per part
+    std::uint64_t fakes = 0;  // +0 lanes that were not tokens (stored too where flagged)
+};
+
+/// The buckets the needed ranks fall in, and where in them. `value_of`
+/// gives a rank its value outright (the +-0 buckets of zero_exact inputs);
+/// false when a rank's bucket was not stored.
+struct bucket_needs {
+    std::vector<std::int32_t> slot;  // bucket -> index into need, -1: not needed
+    struct need {
+        std::vector<double> values;
+        std::vector<std::pair<std::uint64_t, std::size_t>> at;  // (offset in bucket, index of the rank)
+        std::uint64_t expected = 0;                                // the bucket's count in the histogram
+    };
+    std::vector<need> needs;
+};
+
+template <class Known>
+bool locate_ranks(const std::vector<std::uint64_t>& h, const std::vector<std::uint64_t>& ranks,
+                  const std::vector<std::uint8_t>& stored, Known&& known, std::vector<double>& stats,
+                  bucket_needs& out) {
+    out.slot.assign(h.size(), -1);
+    stats.assign(ranks.size(), 0.0);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        std::uint64_t below = 0;
+        const std::size_t b = bucket_of_rank(h, ranks[i], below);
+        if (b == h.size()) return false;
+        if (known(b, stats[i])) continue;
+        if (!stored[b]) return false;
+        if (out.slot[b] < 0) {
+            out.slot[b] = static_cast<std::int32_t>(out.needs.size());
+            out.needs.emplace_back();
+            out.needs.back().expected = h[b];
+        }
+        out.needs[out.slot[b]].at.emplace_back(ranks[i] - below, i);
+    }
+    return true;
+}
+
+/// Drops `fakes` zeros from a need's values (masked-out lanes stored as +0).
+inline void drop_fake_zeros(std::vector<double>& values, std::uint64_t fakes) {
+    auto zeros = std::stable_partition(values.begin(), values.end(), [](double x) { return x != 0.0; });
+    const std::uint64_t z = static_cast<std::uint64_t>(values.end() - zeros);
+    values.resize(values.size() - static_cast<std::size_t>(std::min(z, fakes)));
+}
+
+/// Selects every need's offsets among its values into stats; false when a
+/// need did not collect exactly its bucket's count (never expected: the
+/// caller then takes the separate exact pass).
+inline bool select_needs(bucket_needs& nd, std::vector<double>& stats) {
+    for (auto& n : nd.needs) {
+        if (n.values.size() != n.expected) return false;
+        std::vector<std::uint64_t> offs;
+        for (const auto& a : n.at) offs.push_back(a.first);
+        std::sort(offs.begin(), offs.end());
+        offs.erase(std::unique(offs.begin(), offs.end()), offs.end());
+        multi_select(n.values.data(), 0, n.values.size(), offs.data(), 0, offs.size());
+        for (const auto& a : n.at) stats[a.second] = n.values[a.first];
+    }
+    return true;
+}
+
+/// Copies the stored values of every need's bucket into its values (|x|
+/// when Abs), in one branch-free scan: slot_raw maps a raw bucket (masked
+/// by key_mask) to its need + 1, 0 to a dump slot. Need `extra_slot` may
+/// also receive `extra` fake zeros. False when a need got more values than
+/// its bucket holds (never expected).
+template <bool Abs>
+bool gather_needs(const collected_deltas& c, const std::vector<std::uint16_t>& slot_raw, std::uint32_t key_mask,
+                  bucket_needs& nd, std::int32_t extra_slot, std::uint64_t extra) {
+    const std::size_t S = nd.needs.size() + 1;
+    std::vector<double> dump(1);
+    std::vector<double*> base(S);
+    std::vector<std::uint64_t> cnt(S, 0), cap(S, 0);
+    base[0] = dump.data();
+    for (std::size_t s = 1; s < S; ++s) {
+        cap[s] = nd.needs[s - 1].expected + (static_cast<std::int32_t>(s - 1) == extra_slot ? extra : 0);
+        nd.needs[s - 1].values.resize(cap[s] + 1);
+        base[s] = nd.needs[s - 1].values.data();
+    }
+    for (const auto& span : c.cand)
+        for (std::size_t i = 0; i < span.second; ++i) {
+            const double x = span.first[i];
+            const std::uint16_t s = slot_raw[raw_bucket(x) & key_mask];
+            base[s][std::min(cnt[s], cap[s])] = Abs ? std::fabs(x) : x;
+            cnt[s] += s != 0;
+        }
+    for (std::size_t s = 1; s < S; ++s) {
+        if (cnt[s] > cap[s]) return false;
+        nd.needs[s - 1].values.resize(cnt[s]);
+    }
+    return true;
+}
+
+/// SPEC's delta and |delta| quantiles of the p.tokens tokens from what the
+/// fused pass collected; false (p untouched) when a rank's bucket was not
+/// stored.
+inline bool resolve_panel_quantiles(panel& p, const collected_deltas& c, const panel_quantile_plan& plan) {
+    const std::uint64_t P = delta_buckets::per_sign;
+    const quantile_plan qd = plan_quantiles(p.tokens, default_delta_probs(), quantile_method::linear);
+    const quantile_plan qa = plan_quantiles(p.tokens, default_abs_delta_probs(), quantile_method::linear);
+    const std::vector<std::uint64_t> ha = magnitude_histogram(c.hist);
+    std::vector<std::uint8_t> stored_abs(P);
+    for (std::uint64_t x = 0; x < P; ++x) stored_abs[x] = plan.flag[P + x] & plan.flag[P - 1 - x];
+    const bool zx = plan.zero_exact;
+    bucket_needs nd, na;
+    std::vector<double> sd, sa;
+    auto known_d = [&](std::size_t b, double& v) {
+        if (!zx || (b != delta_buckets::zero_pos && b != delta_buckets::zero_neg)) return false;
+        v = b == delta_buckets::zero_neg ? -0.0 : 0.0;
+        return true;
+    };
+    auto known_a = [&](std::size_t x, double& v) {
+        v = 0.0;
+        return zx && x == 0;
+    };
+    if (!locate_ranks(c.hist, qd.ranks, plan.flag, known_d, sd, nd)) return false;
+    if (!locate_ranks(ha, qa.ranks, stored_abs, known_a, sa, na)) return false;
+    std::vector<std::uint16_t> raw_d(delta_buckets::count, 0), raw_a(P, 0);
+    for (std::uint32_t k = 0; k < delta_buckets::count; ++k)
+        raw_d[k] = static_cast<std::uint16_t>(nd.slot[ordered_bucket(k)] + 1);
+    for (std::uint64_t x = 0; x < P; ++x) raw_a[x] = static_cast<std::uint16_t>(na.slot[x] + 1);
+    const std::int32_t zd = nd.slot[delta_buckets::zero_pos], za = na.slot[0];
+    if (!gather_needs<false>(c, raw_d, 0xffffu, nd, zd, c.fakes) || !gather_needs<true>(c, raw_a, 0x7fffu, na, za, c.fakes))
+        return false;
+    if (c.fakes && nd.slot[delta_buckets::zero_pos] >= 0)
+        drop_fake_zeros(nd.needs[nd.slot[delta_buckets::zero_pos]].values, c.fakes);
+    if (c.fakes && na.slot[0] >= 0) drop_fake_zeros(na.needs[na.slot[0]].values, c.fakes);
+    if (!select_needs(nd, sd) || !select_needs(na, sa)) return false;
+    const auto id = [](double x) { return x; };
+    const std::vector<double> vd = finish_quantiles(qd, sd, id), va = finish_quantiles(qa, sa, id);
+    p.delta_quantiles.clear();
+    p.abs_delta_quantiles.clear();
+    for (std::size_t i = 0; i < vd.size(); ++i) p.delta_quantiles.emplace_back(default_delta_probs()[i], vd[i]);
+    for (std::size_t i = 0; i < va.size(); ++i) p.abs_delta_quantiles.emplace_back(default_abs_delta_probs()[i], va[i]);
+    return true;
+}
+
+/// The fused pass with lanes V (xsimd batch, or double: the one-lane
+/// reference), parts on `threads` threads as accumulate_panel splits them.
+template <class V, class T, class M>
+panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
+                           quantile_workspace& ws) {
+    constexpr std::size_t L = simd_ops<V>::size;
+    const panel_quantile_plan plan = plan_panel_quantiles(v);
+    auto separate = [&] {
+        panel p = threads <= 1 || v.num_sequences() < 2
+                      ? accumulate_range<V>(v, 0, v.num_sequences(), o).finish()
+                      : parallel_reduce(v, threads, [&](std::uint64_t a, std::uint64_t b) {
+                            return accumulate_range<V>(v, a, b, o);
+                        }).finish();
+        add_panel_quantiles(p, v, ws, o.nonfinite);
+        return p;
+    };
+    if (!plan.usable) return separate();
+    const std::vector<std::uint64_t> cut = split_sequences(v, std::max(threads, 1u));
+    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
+    if (ws.fused.size() < parts) ws.fused.resize(parts);
+    std::vector<std::unique_ptr<quantile_collector<L>>> col;
+    for (unsigned k = 0; k < parts; ++k) {
+        const double tokens = static_cast<double>(v.sequence_begin(cut[k + 1]) - v.sequence_begin(cut[k]));
+        col.push_back(std::make_unique<quantile_collector<L>>(
+            plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096));
+    }
+    std::vector<panel_accumulator> acc(parts);
+    run_parts(parts, [&](unsigned k) { acc[k] = accumulate_range<V>(v, cut[k], cut[k + 1], o, *col[k]); });
+    for (unsigned k = 1; k < parts; ++k) acc[0].merge(acc[k]);
+    panel p = acc[0].finish();
+    if (p.tokens == 0) return p;  // no token: no quantile keys, as add_panel_quantiles
+    collected_deltas c;
+    c.hist.assign(delta_buckets::count, 0);
+    std::uint64_t lanes = 0;
+    for (const auto& qp : col) {
+        const auto& q = *qp;
+        for (std::uint32_t k = 0; k < delta_buckets::count; ++k)
+            for (std::size_t j = 0; j < quantile_collector<L>::copies; ++j)
+                c.hist[ordered_bucket(k)] += q.hist[k * quantile_collector<L>::copies + j];
+        c.cand.emplace_back(q.cand, q.used);
+        lanes += q.lanes;
+    }
+    c.fakes = lanes - p.tokens;
+    c.hist[delta_buckets::zero_pos] -= c.fakes;
+    if (resolve_panel_quantiles(p, c, plan)) return p;
+    add_panel_quantiles(p, v, ws, o.nonfinite);  // a rank outside the stored buckets
+    return p;
+}
+
+}  // namespace detail
+
+/// The panel and its exact quantiles (SPEC's delta_q*, abs_delta_q*) in one
+/// pass over the tokens: the same numbers as compute_panel followed by
+/// add_panel_quantiles, in little more than the time of compute_panel.
+/// `ws` is scratch for the rare fallback.
+template <class Arch = xsimd::default_arch, class T, class M>
+panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
+                                   quantile_workspace& ws) {
+    return detail::panel_with_quantiles<xsimd::batch<double, Arch>>(v, o, threads, ws);
+}
+template <class Arch = xsimd::default_arch, class T, class M>
+panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
+    quantile_workspace ws;
+    return compute_panel_with_quantiles<Arch>(v, o, threads, ws);
+}
+
+LOGRATIO_NAMESPACE_END
