@@ -7,8 +7,8 @@
 // abs_delta_q* of SPEC: numpy.quantile's linear method, bit for bit), but
 // reads the tokens once instead of three times:
 //
-//  1. A sample (blocks of 16 tokens spread over the view: ~1/128 of the
-//     tokens, at most 2^18) predicts, for every rank the quantiles need,
+//  1. A sample (blocks of 16 tokens spread over the view: 2^18 tokens, or
+//     all of a smaller view) predicts, for every rank the quantiles need,
 //     which buckets of delta hold it (delta_buckets below: 128 buckets per
 //     binade, per sign), with a margin of z = 5 binomial standard
 //     deviations of the sample rank.
@@ -198,19 +198,33 @@ struct quantile_collector {
     }
 };
 
-/// The sample's histogram over delta_buckets: blocks of sample_block
-/// consecutive positions spread evenly over the view (a block is one or two
-/// cache lines of each array, not one token per line); masked-in tokens
-/// with finite log-probs only. `sampled` counts them.
+/// Where the sample reads: `blocks` blocks of sample_block consecutive
+/// positions, block k at k * stride + first. 2^18 positions (1/128 of 2^25
+/// tokens), or every position of a view that small (the "sample" is then
+/// the data: its predictions are exact).
+struct sample_geometry {
+    std::uint64_t blocks = 0, stride = 0, first = 0;
+};
+inline sample_geometry sample_blocks(std::uint64_t n) noexcept {
+    const std::uint64_t B = delta_buckets::sample_block;
+    sample_geometry g;
+    g.blocks = std::min<std::uint64_t>(n / B, (std::uint64_t(1) << 18) / B);
+    if (g.blocks == 0) return g;
+    g.stride = n / g.blocks;
+    g.first = (g.stride - B) / 2;
+    return g;
+}
+
+/// The sample's histogram over delta_buckets (a block is one or two cache
+/// lines of each array, not one token per line); masked-in tokens with
+/// finite log-probs only. `sampled` counts them.
 template <class T, class M>
 std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, std::uint64_t& sampled) {
-    const std::uint64_t B = delta_buckets::sample_block, n = v.size();
-    const std::uint64_t blocks = std::min<std::uint64_t>(n / B, std::max<std::uint64_t>(n / (128 * B), 256));
-    const std::uint64_t capped = std::min<std::uint64_t>(blocks, (std::uint64_t(1) << 18) / B);
+    const std::uint64_t B = delta_buckets::sample_block;
+    const sample_geometry geo = sample_blocks(v.size());
+    const std::uint64_t capped = geo.blocks, stride = geo.stride, first = geo.first;
     std::vector<std::uint64_t> h(delta_buckets::count, 0);
     sampled = 0;
-    if (capped == 0) return h;
-    const std::uint64_t stride = n / capped, first = (stride - B) / 2;
     constexpr std::uint64_t ahead = 16;  // blocks: the sample is latency-bound without prefetch
     for (std::uint64_t k = 0; k < capped; ++k) {
 #if LOGRATIO_X86
