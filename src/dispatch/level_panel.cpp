@@ -32,7 +32,7 @@ lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint
 template <bool OneLane, class T, class M>
 lr::panel with_quantiles(const lr::paired_view<T, M>& v, const lr::panel_options& o, unsigned threads) {
     lr::quantile_workspace ws;
-    if constexpr (OneLane) return lr::detail::panel_with_quantiles<double>(v, o, threads, ws);
+    if constexpr (OneLane) return lr::detail::panel_with_quantiles<double>(v, o, 1, ws);  // one lane, one thread
     else return lr::compute_panel_with_quantiles<arch>(v, o, threads, ws);
 }
 
