@@ -1,5 +1,6 @@
 // Google Benchmark: the one-pass panel over float32 tokens with an 80% mask,
-// in cache (2^16) and out of cache (2^25), one and two threads; and the read
+// in cache (2^16) and out of cache (2^25), one and two threads; the exact
+// quantiles as a separate pass and fused into the panel's; and the read
 // bandwidth of this machine over the same 9 bytes/token, the roofline.
 #include <benchmark/benchmark.h>
 
@@ -60,6 +61,23 @@ void panel_quantiles(benchmark::State& st) {
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
 }
 BENCHMARK(panel_quantiles)->Arg(25)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The panel and its quantiles in one pass (quantiles/panel_quantiles.hpp),
+// against `panel` above (same data, same binary): the ratio of their times.
+void panel_with_quantiles(benchmark::State& st) {
+    const std::size_t n = std::size_t(1) << st.range(0);
+    const unsigned threads = static_cast<unsigned>(st.range(1));
+    const auto& d = get(n);
+    auto v = logratio::padded(d.train, d.rollout, d.mask, n / row, row);
+    logratio::quantile_workspace ws;
+    for (auto _ : st) {
+        auto p = logratio::compute_panel_with_quantiles(v, {}, threads, ws);
+        benchmark::DoNotOptimize(p);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * n));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * n * 9));
+}
+BENCHMARK(panel_with_quantiles)->Args({25, 1})->Args({25, 2})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Read bandwidth over the same bytes (two float arrays and a byte mask):
 // the roofline. Threads split the range.

@@ -68,10 +68,11 @@ def best_of(f, reps=3):
     return best
 
 
-tp = best_of(panel)
-tq = best_of(quantiles, 2)
-t7 = best_of(quantiles7, 2)
-masked = int(mask.sum())
-print(json.dumps({"tokens": n, "numpy": np.__version__, "panel_tokens_per_s": n / tp,
-                  "quantiles_tokens_per_s": n / tq, "quantiles7_values_per_s": masked / t7,
-                  "quantiles7_tokens_per_s": n / t7}))
+if __name__ == "__main__":
+    tp = best_of(panel)
+    tq = best_of(quantiles, 2)
+    t7 = best_of(quantiles7, 2)
+    masked = int(mask.sum())
+    print(json.dumps({"tokens": n, "numpy": np.__version__, "panel_tokens_per_s": n / tp,
+                      "quantiles_tokens_per_s": n / tq, "quantiles7_values_per_s": masked / t7,
+                      "quantiles7_tokens_per_s": n / t7}))

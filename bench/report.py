@@ -44,13 +44,42 @@ for level in levels:
         threads = parts[2] if kind == "panel" and len(parts) > 3 else "1"
         tps = b["items_per_second"]
         gbs = b.get("bytes_per_second", 0) / 1e9
-        ref = numpy["quantiles_tokens_per_s"] if kind == "panel_quantiles" else numpy["panel_tokens_per_s"]
+        if kind == "panel_with_quantiles":
+            threads = parts[2]
+        ref = {"panel_quantiles": numpy["quantiles_tokens_per_s"],
+               "panel_with_quantiles": 1 / (1 / numpy["panel_tokens_per_s"] + 1 / numpy["quantiles_tokens_per_s"])
+               }.get(kind, numpy["panel_tokens_per_s"])
         roof = ""
-        if kind != "panel_quantiles" and logn == "25" and threads in bw:
+        if kind not in ("panel_quantiles", "panel_with_quantiles") and logn == "25" and threads in bw:
             roof = f"{100 * b['bytes_per_second'] / bw[threads]:.0f}%"
         print(f"| {level} | {kind} | 2^{logn} | {threads} | {tps / 1e6:.0f} | {gbs:.2f} | {tps / ref:.1f} | {roof} |")
     for t, v in sorted(bw.items()):
         print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")
+
+print("\nThe panel with its quantiles: `compute_panel_with_quantiles` (one pass, quantiles/panel_quantiles.hpp) "
+      "against `accumulate_panel` alone and against the panel followed by the separate exact pass "
+      "(`panel` + `panel_quantiles` above), same binary, same run; 2^25 float32 tokens.\n")
+header('level', 'threads', 'panel ms', 'with quantiles ms', 'with quantiles / panel', 'separate passes / panel')
+for level in levels:
+    m = medians(f"{out}/panel_{level}.json")
+    sep = m.get("panel_quantiles/25/real_time")
+    for threads in ("1", "2"):
+        p, q = m.get(f"panel/25/{threads}/real_time"), m.get(f"panel_with_quantiles/25/{threads}/real_time")
+        if not (p and q):
+            continue
+        s = f"{(p['real_time'] + sep['real_time']) / p['real_time']:.2f}x" if sep and threads == "1" else ""
+        print(f"| {level} | {threads} | {p['real_time']:.3g} | {q['real_time']:.3g} | "
+              f"{q['real_time'] / p['real_time']:.2f}x | {s} |")
+try:
+    cli = json.load(open(f"{out}/cli_vs_numpy.json"))
+    print(f"\n`logratio panel FILE --json` end to end (bench/cli_vs_numpy.py: one safetensors file of 2^25 float32 "
+          f"tokens, best of 5 process runs) against its numpy peer (read the file, numpy_panel.py's panel, "
+          f"np.quantile of the 12 quantiles, best of 3): CLI {cli['cli_seconds'] * 1e3:.0f} ms "
+          f"({cli['cli_no_quantiles_seconds'] * 1e3:.0f} ms with `--no-quantiles`), numpy "
+          f"{cli['numpy_seconds'] * 1e3:.0f} ms: **{cli['ratio']:.1f}x**; the {cli['quantile_keys']} quantile keys "
+          f"{'bit-identical to' if cli['quantiles_bit_identical'] else 'DIFFERENT from'} numpy's.")
+except FileNotFoundError:
+    print("\n`logratio panel` end to end: not run.")
 
 roofs = {}
 for level in levels:

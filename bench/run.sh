@@ -28,6 +28,8 @@ build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_re
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_panel.py" 25 > numpy.json)
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_correction.py" 25 > numpy_correction.json)
 (cd "$out" && /usr/bin/python3 "$OLDPWD/bench/numpy_logits.py" > numpy_logits.json)
+# `logratio panel FILE --json` end to end against its numpy peer on the same file
+/usr/bin/python3 bench/cli_vs_numpy.py build/bench/bin/logratio 25 > "$out/cli_vs_numpy.json"
 # The Python package against torch and numpy in the same run (skipped, and
 # said so in RESULTS.md, where torch or the module is missing)
 rm -f "$out/python_vs_torch.json"
