@@ -69,7 +69,10 @@ inline std::uint32_t raw_bucket(double d) noexcept {
     return u >> 16;
 }
 inline std::uint64_t ordered_bucket(std::uint32_t raw) noexcept {
-    return (raw & 0x8000u) ? delta_buckets::per_sign - 1 - (raw & 0x7fffu) : delta_buckets::per_sign + raw;
+    // per_sign - 1 - m for a negative float, per_sign + m else: no branch
+    // (the sample's signs are random)
+    const std::int64_t m = raw & 0x7fffu, neg = -static_cast<std::int64_t>(raw >> 15);
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(delta_buckets::per_sign) + (m ^ neg));
 }
 /// The bucket, in value order, of one delta (NaN lands in range too).
 inline std::uint64_t delta_bucket(double d) noexcept { return ordered_bucket(raw_bucket(d)); }
@@ -386,36 +389,51 @@ inline bool select_needs(bucket_needs& nd, std::vector<double>& stats) {
     return true;
 }
 
-/// Copies the stored values of every need's bucket into its values (|x|
-/// when Abs), in one branch-free scan: slot_raw maps a raw bucket (masked
-/// by key_mask) to its need + 1, 0 to a dump slot. Need `extra_slot` may
-/// also receive `extra` fake zeros. False when a need got more values than
-/// its bucket holds (never expected).
-template <bool Abs>
-bool gather_needs(const collected_deltas& c, const std::vector<std::uint16_t>& slot_raw, std::uint32_t key_mask,
-                  bucket_needs& nd, std::int32_t extra_slot, std::uint64_t extra) {
-    const std::size_t S = nd.needs.size() + 1;
-    std::vector<double> dump(1);
-    std::vector<double*> base(S);
-    std::vector<std::uint64_t> cnt(S, 0), cap(S, 0);
-    base[0] = dump.data();
-    for (std::size_t s = 1; s < S; ++s) {
-        cap[s] = nd.needs[s - 1].expected + (static_cast<std::int32_t>(s - 1) == extra_slot ? extra : 0);
-        nd.needs[s - 1].values.resize(cap[s] + 1);
-        base[s] = nd.needs[s - 1].values.data();
+/// Where one table of needs receives its values, branch-free: slot s + 1
+/// is need s (capacity: its bucket's count, plus `extra` fake zeros for need
+/// `extra_slot`), slot 0 a dump slot.
+struct need_sink {
+    std::vector<double> dump = std::vector<double>(1);
+    std::vector<double*> base;
+    std::vector<std::uint64_t> cnt, cap;
+
+    need_sink(bucket_needs& nd, std::int32_t extra_slot, std::uint64_t extra)
+        : base(nd.needs.size() + 1), cnt(nd.needs.size() + 1, 0), cap(nd.needs.size() + 1, 0) {
+        base[0] = dump.data();
+        for (std::size_t s = 1; s < base.size(); ++s) {
+            cap[s] = nd.needs[s - 1].expected + (static_cast<std::int32_t>(s - 1) == extra_slot ? extra : 0);
+            nd.needs[s - 1].values.resize(cap[s] + 1);
+            base[s] = nd.needs[s - 1].values.data();
+        }
     }
+    void put(std::uint16_t s, double x) noexcept {
+        base[s][std::min(cnt[s], cap[s])] = x;
+        cnt[s] += s != 0;
+    }
+    /// False when a need got more values than its bucket holds (never expected).
+    bool finish(bucket_needs& nd) const {
+        for (std::size_t s = 1; s < base.size(); ++s) {
+            if (cnt[s] > cap[s]) return false;
+            nd.needs[s - 1].values.resize(cnt[s]);
+        }
+        return true;
+    }
+};
+
+/// Copies the stored values of every need's bucket into its values, in one
+/// scan: raw_d maps a raw bucket to its delta need + 1, raw_a a magnitude
+/// (raw & 0x7fff) to its |delta| need + 1 (0: none).
+inline bool gather_needs(const collected_deltas& c, const std::vector<std::uint16_t>& raw_d, bucket_needs& nd,
+                         std::int32_t zd, const std::vector<std::uint16_t>& raw_a, bucket_needs& na, std::int32_t za) {
+    need_sink sd(nd, zd, c.fakes), sa(na, za, c.fakes);
     for (const auto& span : c.cand)
         for (std::size_t i = 0; i < span.second; ++i) {
             const double x = span.first[i];
-            const std::uint16_t s = slot_raw[raw_bucket(x) & key_mask];
-            base[s][std::min(cnt[s], cap[s])] = Abs ? std::fabs(x) : x;
-            cnt[s] += s != 0;
+            const std::uint32_t k = raw_bucket(x);
+            sd.put(raw_d[k], x);
+            sa.put(raw_a[k & 0x7fffu], std::fabs(x));
         }
-    for (std::size_t s = 1; s < S; ++s) {
-        if (cnt[s] > cap[s]) return false;
-        nd.needs[s - 1].values.resize(cnt[s]);
-    }
-    return true;
+    return sd.finish(nd) && sa.finish(na);
 }
 
 /// SPEC's delta and |delta| quantiles of the p.tokens tokens from what the
@@ -447,8 +465,7 @@ inline bool resolve_panel_quantiles(panel& p, const collected_deltas& c, const p
         raw_d[k] = static_cast<std::uint16_t>(nd.slot[ordered_bucket(k)] + 1);
     for (std::uint64_t x = 0; x < P; ++x) raw_a[x] = static_cast<std::uint16_t>(na.slot[x] + 1);
     const std::int32_t zd = nd.slot[delta_buckets::zero_pos], za = na.slot[0];
-    if (!gather_needs<false>(c, raw_d, 0xffffu, nd, zd, c.fakes) || !gather_needs<true>(c, raw_a, 0x7fffu, na, za, c.fakes))
-        return false;
+    if (!gather_needs(c, raw_d, nd, zd, raw_a, na, za)) return false;
     if (c.fakes && nd.slot[delta_buckets::zero_pos] >= 0)
         drop_fake_zeros(nd.needs[nd.slot[delta_buckets::zero_pos]].values, c.fakes);
     if (c.fakes && na.slot[0] >= 0) drop_fake_zeros(na.needs[na.slot[0]].values, c.fakes);
