@@ -31,9 +31,25 @@ lr::panel_accumulator accumulate_range(const lr::paired_view<T, M>& v, std::uint
 
 template <bool OneLane, class T, class M>
 lr::panel with_quantiles(const lr::paired_view<T, M>& v, const lr::panel_options& o, unsigned threads) {
-    lr::quantile_workspace ws;
-    if constexpr (OneLane) return lr::detail::panel_with_quantiles<double>(v, o, 1, ws);  // one lane, one thread
-    else return lr::compute_panel_with_quantiles<arch>(v, o, threads, ws);
+    if constexpr (OneLane) {  // the reference level: the two passes (the fused one is tested against them)
+        (void)threads;
+        lr::panel p = lr::accumulate_panel_scalar(v, o).finish();
+        ld::add_panel_quantiles(p, v, o.nonfinite);
+        return p;
+    } else {
+        // the fallback through this level's table entry (level_quantiles.cpp):
+        // the separate pass is not compiled into this unit once more
+        lr::quantile_workspace ws;
+        struct through_table {
+            const lr::paired_view<T, M>& v;
+            lr::quantile_workspace& ws;
+            lr::nonfinite_policy nonfinite;
+            void operator()(lr::panel& p) const { ld::add_panel_quantiles(p, v, nonfinite); }
+            lr::quantile_workspace& workspace() const { return ws; }
+        };
+        return lr::detail::panel_with_quantiles<xsimd::batch<double, arch>>(v, o, threads,
+                                                                            through_table{v, ws, o.nonfinite});
+    }
 }
 
 template <bool OneLane, class T, class M>

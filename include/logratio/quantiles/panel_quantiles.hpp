@@ -479,11 +479,25 @@ inline bool resolve_panel_quantiles(panel& p, const collected_deltas& c, const p
     return true;
 }
 
+/// The separate pass as panel_with_quantiles's fallback (add_panel_quantiles
+/// with the caller's workspace).
+template <class T, class M>
+struct separate_quantiles {
+    const paired_view<T, M>& v;
+    quantile_workspace& ws;
+    nonfinite_policy nonfinite;
+    void operator()(panel& p) const { add_panel_quantiles(p, v, ws, nonfinite); }
+    quantile_workspace& workspace() const { return ws; }
+};
+
 /// The fused pass with lanes V (xsimd batch, or double: the one-lane
 /// reference), parts on `threads` threads as accumulate_panel splits them.
-template <class V, class T, class M>
+/// add_separately(p) adds the quantiles by the separate pass where the
+/// fused one cannot give them (logratio::dispatch passes its own table's
+/// entry, so this unit does not compile the separate pass once more).
+template <class V, class T, class M, class Separate>
 panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
-                           quantile_workspace& ws) {
+                           Separate&& add_separately) {
     constexpr std::size_t L = simd_ops<V>::size;
     const panel_quantile_plan plan = plan_panel_quantiles(v);
     auto separate = [&] {
@@ -492,12 +506,15 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
                       : parallel_reduce(v, threads, [&](std::uint64_t a, std::uint64_t b) {
                             return accumulate_range<V>(v, a, b, o);
                         }).finish();
-        add_panel_quantiles(p, v, ws, o.nonfinite);
+        add_separately(p);
         return p;
     };
-    if (!plan.usable) return separate();
+    // The fused kernel exists for the default four |delta| thresholds only
+    // (one instantiation per view type, not two: compile time).
+    if (!plan.usable || o.abs_delta_thresholds.size() != 4) return separate();
     const std::vector<std::uint64_t> cut = split_sequences(v, std::max(threads, 1u));
     const unsigned parts = static_cast<unsigned>(cut.size() - 1);
+    quantile_workspace& ws = add_separately.workspace();
     if (ws.fused.size() < parts) ws.fused.resize(parts);
     std::vector<std::unique_ptr<quantile_collector<L>>> col;
     for (unsigned k = 0; k < parts; ++k) {
@@ -506,7 +523,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
             plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096));
     }
     std::vector<panel_accumulator> acc(parts);
-    run_parts(parts, [&](unsigned k) { acc[k] = accumulate_range<V>(v, cut[k], cut[k + 1], o, *col[k]); });
+    run_parts(parts, [&](unsigned k) { acc[k] = accumulate_range_impl<V, 4>(v, cut[k], cut[k + 1], o, *col[k]); });
     for (unsigned k = 1; k < parts; ++k) acc[0].merge(acc[k]);
     panel p = acc[0].finish();
     if (p.tokens == 0) return p;  // no token: no quantile keys, as add_panel_quantiles
@@ -524,7 +541,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     c.fakes = lanes - p.tokens;
     c.hist[delta_buckets::zero_pos] -= c.fakes;
     if (resolve_panel_quantiles(p, c, plan)) return p;
-    add_panel_quantiles(p, v, ws, o.nonfinite);  // a rank outside the stored buckets
+    add_separately(p);  // a rank outside the stored buckets
     return p;
 }
 
@@ -537,7 +554,8 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
 template <class Arch = xsimd::default_arch, class T, class M>
 panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
                                    quantile_workspace& ws) {
-    return detail::panel_with_quantiles<xsimd::batch<double, Arch>>(v, o, threads, ws);
+    return detail::panel_with_quantiles<xsimd::batch<double, Arch>>(
+        v, o, threads, detail::separate_quantiles<T, M>{v, ws, o.nonfinite});
 }
 template <class Arch = xsimd::default_arch, class T, class M>
 panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
