@@ -107,7 +107,7 @@ TEST_CASE("panel with quantiles: omitted NaN/Inf tokens, raise, and views withou
 }
 
 TEST_CASE("panel with quantiles: data the sample mispredicts falls back and stays exact") {
-    // The sample reads blocks of 16 positions at a fixed stride; outliers
+    // The sample reads blocks of sample_block positions at a fixed stride; outliers
     // placed only outside those blocks hold the upper quantiles, in buckets
     // the sample never saw.
     const std::size_t n = std::size_t(1) << 20;
@@ -116,9 +116,10 @@ TEST_CASE("panel with quantiles: data the sample mispredicts falls back and stay
     make_data(n, 0.01, 0.0, 1.0, 8, t, r, m);
     const auto geo = logratio::detail::sample_blocks(n);
     const std::size_t stride = geo.stride, first = geo.first;
-    REQUIRE(stride > 16);
+    const std::size_t B = logratio::detail::delta_buckets::sample_block;
+    REQUIRE(stride > B);
     for (std::size_t i = 0; i < n; i += 7)
-        if (i % stride < first || i % stride >= first + 16) t[i] = r[i] + 0.02f;
+        if (i % stride < first || i % stride >= first + B) t[i] = r[i] + 0.02f;
     auto v = logratio::padded(t, r, m, n / 64, 64);
     const auto plan = logratio::detail::plan_panel_quantiles(v);
     REQUIRE(plan.usable);

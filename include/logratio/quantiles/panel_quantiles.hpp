@@ -7,7 +7,7 @@
 // abs_delta_q* of SPEC: numpy.quantile's linear method, bit for bit), but
 // reads the tokens once instead of three times:
 //
-//  1. A sample (blocks of 16 tokens spread over the view: 2^18 tokens, or
+//  1. A sample (blocks of 64 tokens spread over the view: 2^18 tokens, or
 //     all of a smaller view) predicts, for every rank the quantiles need,
 //     which buckets of delta hold it (delta_buckets below: 128 buckets per
 //     binade, per sign), with a margin of z = 5 binomial standard
@@ -58,7 +58,7 @@ struct delta_buckets {
     static constexpr std::uint64_t per_sign = 0x8000;
     static constexpr std::uint64_t count = 2 * per_sign;
     static constexpr std::uint64_t zero_pos = per_sign, zero_neg = per_sign - 1;  // x = 0 of each sign
-    static constexpr std::uint64_t sample_block = 16;
+    static constexpr std::uint64_t sample_block = 64;  // tokens per sample block
     static constexpr double margin_z = 5.0;
 };
 
@@ -227,9 +227,12 @@ inline sample_geometry sample_blocks(std::uint64_t n) noexcept {
     return g;
 }
 
-/// The sample's histogram over delta_buckets (a block is one or two cache
-/// lines of each array, not one token per line); masked-in tokens with
-/// finite log-probs only. `sampled` counts them.
+/// The sample's histogram over delta_buckets; masked-in tokens with finite
+/// log-probs only. `sampled` counts them. A block is a few cache lines of
+/// one page of each array: blocks of 16 tokens measured twice the time
+/// (one page walk per 16 tokens). Tokens of a block are neighbours in a
+/// sequence, so the sample is less informative than 2^18 independent
+/// draws; the margin (z = 5) absorbs that, and a miss falls back.
 template <class T, class M>
 std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, std::uint64_t& sampled) {
     const std::uint64_t B = delta_buckets::sample_block;
@@ -242,10 +245,15 @@ std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, st
 #if LOGRATIO_X86
         if (k + ahead < capped) {
             const std::uint64_t p = (k + ahead) * stride + first;
-            for (const std::uint64_t q : {p, p + B - 1}) {
-                __builtin_prefetch(v.train() + q);
-                __builtin_prefetch(v.rollout() + q);
-                if (v.has_mask()) __builtin_prefetch(v.mask() + q);
+            constexpr std::uint64_t line = 64 / sizeof(T);  // every line of the block, and its last token's
+            for (std::uint64_t q = p; q < p + B + line - 1; q += line) {
+                const std::uint64_t at = std::min(q, p + B - 1);
+                __builtin_prefetch(v.train() + at);
+                __builtin_prefetch(v.rollout() + at);
+            }
+            if (v.has_mask()) {
+                __builtin_prefetch(v.mask() + p);
+                __builtin_prefetch(v.mask() + p + B - 1);
             }
         }
 #endif
@@ -389,26 +397,26 @@ inline bool select_needs(bucket_needs& nd, std::vector<double>& stats) {
     return true;
 }
 
-/// Where one table of needs receives its values, branch-free: slot s + 1
-/// is need s (capacity: its bucket's count, plus `extra` fake zeros for need
-/// `extra_slot`), slot 0 a dump slot.
+/// Where one table of needs receives its values: slot s + 1 is need s
+/// (capacity: its bucket's count, plus `extra` fake zeros for need
+/// `extra_slot`), slot 0 none. Only candidates of a needed bucket reach
+/// put() (a branch taken for a few percent of them: a branch-free dump
+/// slot made every candidate wait on the last one's counter).
 struct need_sink {
-    std::vector<double> dump = std::vector<double>(1);
     std::vector<double*> base;
     std::vector<std::uint64_t> cnt, cap;
 
     need_sink(bucket_needs& nd, std::int32_t extra_slot, std::uint64_t extra)
         : base(nd.needs.size() + 1), cnt(nd.needs.size() + 1, 0), cap(nd.needs.size() + 1, 0) {
-        base[0] = dump.data();
         for (std::size_t s = 1; s < base.size(); ++s) {
             cap[s] = nd.needs[s - 1].expected + (static_cast<std::int32_t>(s - 1) == extra_slot ? extra : 0);
-            nd.needs[s - 1].values.resize(cap[s] + 1);
+            nd.needs[s - 1].values.resize(cap[s]);
             base[s] = nd.needs[s - 1].values.data();
         }
     }
     void put(std::uint16_t s, double x) noexcept {
-        base[s][std::min(cnt[s], cap[s])] = x;
-        cnt[s] += s != 0;
+        if (cnt[s] < cap[s]) base[s][cnt[s]] = x;
+        ++cnt[s];
     }
     /// False when a need got more values than its bucket holds (never expected).
     bool finish(bucket_needs& nd) const {
@@ -430,8 +438,8 @@ inline bool gather_needs(const collected_deltas& c, const std::vector<std::uint1
         for (std::size_t i = 0; i < span.second; ++i) {
             const double x = span.first[i];
             const std::uint32_t k = raw_bucket(x);
-            sd.put(raw_d[k], x);
-            sa.put(raw_a[k & 0x7fffu], std::fabs(x));
+            if (const std::uint16_t s = raw_d[k]) sd.put(s, x);
+            if (const std::uint16_t s = raw_a[k & 0x7fffu]) sa.put(s, std::fabs(x));
         }
     return sd.finish(nd) && sa.finish(na);
 }
