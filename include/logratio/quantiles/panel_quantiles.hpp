@@ -113,15 +113,18 @@ struct panel_quantile_plan {
 /// it only stores each batch's delta and float32(delta * 2^64) into an
 /// L1-resident staging block (three vector instructions); after every
 /// `block` tokens a scalar loop adds the staged tokens to the histogram
-/// (hist[raw * 4 + i % 4]: four copies, so consecutive tokens in one bucket
-/// do not wait on one counter) and appends the values of flagged buckets to
-/// the candidates (written always, kept only when flagged: no branch).
+/// (hist[raw * 2 + i % 2]: two copies, so consecutive tokens in one bucket
+/// do not wait on one counter; 32-bit counters, views under 2^32 tokens) and
+/// appends the values of flagged buckets to the candidates (written always,
+/// kept only when flagged: no branch).
 /// Interleaving that scalar work with the kernel's, token by token, measured
 /// 1.8x the panel alone, separate loops 1.6x (Zen 4, 2^25 float32 tokens);
 /// the scalar loop runs at ~2.7 cycles per token, of which the histogram is
 /// a third. (Tried and no faster: the flags by one gather per 16 tokens and
 /// the values by compression; the flags noted in the scalar loop and the
-/// values compressed after it; 1, 2 or 4 histogram copies.)
+/// values compressed after it; the flag in its counter's top bit; the
+/// masked-out lanes compressed away before staging; 1, 2 or 4 histogram
+/// copies.)
 /// The histograms and candidates live in a part of the workspace (reused
 /// across calls: no page faults, no zeroing of the candidates).
 template <std::size_t L>
@@ -519,7 +522,9 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     };
     // The fused kernel exists for the default four |delta| thresholds only
     // (one instantiation per view type, not two: compile time).
-    if (!plan.usable || o.abs_delta_thresholds.size() != 4) return separate();
+    // 32-bit histogram counters: views of 2^32 tokens and more take the separate pass.
+    if (!plan.usable || o.abs_delta_thresholds.size() != 4 || v.size() >= (std::uint64_t(1) << 32))
+        return separate();
     const std::vector<std::uint64_t> cut = split_sequences(v, std::max(threads, 1u));
     const unsigned parts = static_cast<unsigned>(cut.size() - 1);
     quantile_workspace& ws = add_separately.workspace();
