@@ -110,22 +110,31 @@ TEST_CASE("panel with quantiles: omitted NaN/Inf tokens, raise, and views withou
 
 TEST_CASE("panel with quantiles: data the sample mispredicts falls back and stays exact") {
     // The sample reads blocks of sample_block positions at a fixed stride; outliers
-    // placed only outside those blocks hold the upper quantiles, in buckets
+    // placed only outside those blocks hold the lower quantiles, in buckets
     // the sample never saw.
-    const std::size_t n = std::size_t(1) << 20;
+    const std::size_t n = std::size_t(1) << 22;  // large enough that the sample skips positions
     std::vector<float> t, r;
     std::vector<std::uint8_t> m;
     make_data(n, 0.01, 0.0, 1.0, 8, t, r, m);
     const auto geo = logratio::detail::sample_blocks(n);
     const std::size_t stride = geo.stride, first = geo.first;
     const std::size_t B = logratio::detail::delta_buckets::sample_block;
-    REQUIRE(stride > B);
+    REQUIRE(stride >= 2 * B);
+    std::size_t outliers = 0;
     for (std::size_t i = 0; i < n; i += 7)
-        if (i % stride < first || i % stride >= first + B) t[i] = r[i] + 0.02f;
+        if (i % stride < first || i % stride >= first + B) {
+            t[i] = r[i] - 3.0f;  // beyond the sample's largest |delta| (the top |delta| margin reaches it)
+            ++outliers;
+        }
+    REQUIRE(outliers > n / 16);  // the bottom tenth of delta: the lower quantiles lie among them
     auto v = logratio::padded(t, r, m, n / 64, 64);
     const auto plan = logratio::detail::plan_panel_quantiles(v);
     REQUIRE(plan.usable);
-    CHECK_FALSE(plan.flag[logratio::detail::delta_bucket(0.02)]);  // the outliers' bucket
+    std::size_t flagged = 0;  // the outliers' buckets were never predicted
+    for (std::size_t i = 0; i < n; i += 7)
+        if (i % stride < first || i % stride >= first + B)
+            flagged += plan.flag[logratio::detail::delta_bucket(double(t[i]) - double(r[i]))];
+    CHECK(flagged == 0);
     check_fused(v, {}, 1);
     check_fused(v, {}, 2);
 }
