@@ -44,7 +44,7 @@ lr::panel with_quantiles(const lr::paired_view<T, M>& v, const lr::panel_options
             const lr::paired_view<T, M>& v;
             lr::quantile_workspace& ws;
             lr::nonfinite_policy nonfinite;
-            void operator()(lr::panel& p) const { ld::add_panel_quantiles(p, v, nonfinite); }
+            void add_to(lr::panel& p) const { ld::add_panel_quantiles(p, v, nonfinite); }
             lr::quantile_workspace& workspace() const { return ws; }
         };
         return lr::detail::panel_with_quantiles<xsimd::batch<double, arch>>(v, o, threads,

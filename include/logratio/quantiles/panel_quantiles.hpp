@@ -497,13 +497,13 @@ struct separate_quantiles {
     const paired_view<T, M>& v;
     quantile_workspace& ws;
     nonfinite_policy nonfinite;
-    void operator()(panel& p) const { add_panel_quantiles(p, v, ws, nonfinite); }
+    void add_to(panel& p) const { add_panel_quantiles(p, v, ws, nonfinite); }
     quantile_workspace& workspace() const { return ws; }
 };
 
 /// The fused pass with lanes V (xsimd batch, or double: the one-lane
 /// reference), parts on `threads` threads as accumulate_panel splits them.
-/// add_separately(p) adds the quantiles by the separate pass where the
+/// add_separately.add_to(p) adds the quantiles by the separate pass where the
 /// fused one cannot give them (logratio::dispatch passes its own table's
 /// entry, so this unit does not compile the separate pass once more).
 template <class V, class T, class M, class Separate>
@@ -517,7 +517,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
                       : parallel_reduce(v, threads, [&](std::uint64_t a, std::uint64_t b) {
                             return accumulate_range<V>(v, a, b, o);
                         }).finish();
-        add_separately(p);
+        add_separately.add_to(p);
         return p;
     };
     // The fused kernel exists for the default four |delta| thresholds only
@@ -554,7 +554,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     c.fakes = lanes - p.tokens;
     c.hist[delta_buckets::zero_pos] -= c.fakes;
     if (resolve_panel_quantiles(p, c, plan)) return p;
-    add_separately(p);  // a rank outside the stored buckets
+    add_separately.add_to(p);  // a rank outside the stored buckets
     return p;
 }
 
