@@ -271,16 +271,25 @@ std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, st
     return h;
 }
 
-/// The bucket (index into h, in h's order) holding rank r of the values h
-/// counts, or h.size() when r is past the end.
-inline std::size_t bucket_of_rank(const std::vector<std::uint64_t>& h, std::uint64_t r, std::uint64_t& below) {
-    below = 0;
-    for (std::size_t b = 0; b < h.size(); ++b) {
-        if (r < below + h[b]) return b;
-        below += h[b];
+/// A histogram's prefix sums: the bucket holding a rank by binary search
+/// (a walk over the 65,536 buckets per rank was ~3 ms of serial time).
+class rank_index {
+public:
+    explicit rank_index(const std::vector<std::uint64_t>& h) : cum_(h.size() + 1, 0) {
+        for (std::size_t b = 0; b < h.size(); ++b) cum_[b + 1] = cum_[b] + h[b];
     }
-    return h.size();
-}
+    /// The bucket (in h's order) holding rank r of the values h counts, or
+    /// h.size() when r is past the end; `below` = the values before it.
+    std::size_t bucket_of_rank(std::uint64_t r, std::uint64_t& below) const {
+        const auto first = cum_.begin() + 1;
+        const std::size_t b = static_cast<std::size_t>(std::upper_bound(first, cum_.end(), r) - first);
+        below = cum_[b];
+        return b;
+    }
+
+private:
+    std::vector<std::uint64_t> cum_;
+};
 
 /// |delta|'s histogram from delta's: magnitude index x sums the buckets
 /// per_sign + x and per_sign - 1 - x.
@@ -298,12 +307,13 @@ template <class Mark>
 void flag_probable_buckets(const std::vector<std::uint64_t>& h, std::uint64_t m, const std::vector<double>& probs,
                            Mark&& mark) {
     const double md = static_cast<double>(m);
+    const rank_index index(h);
     for (double f : probs) {
         const double s = f * (md - 1), w = delta_buckets::margin_z * std::sqrt(md * f * (1 - f)) + 4.0;
         std::uint64_t below = 0;
-        const std::size_t b0 = bucket_of_rank(h, static_cast<std::uint64_t>(std::max(0.0, std::floor(s - w))), below);
+        const std::size_t b0 = index.bucket_of_rank(static_cast<std::uint64_t>(std::max(0.0, std::floor(s - w))), below);
         const std::size_t b1 =
-            bucket_of_rank(h, static_cast<std::uint64_t>(std::min(md - 1, std::ceil(s + w))), below);
+            index.bucket_of_rank(static_cast<std::uint64_t>(std::min(md - 1, std::ceil(s + w))), below);
         for (std::size_t b = b0; b <= b1 && b < h.size(); ++b) mark(b);
     }
 }
@@ -361,9 +371,10 @@ bool locate_ranks(const std::vector<std::uint64_t>& h, const std::vector<std::ui
                   bucket_needs& out) {
     out.slot.assign(h.size(), -1);
     stats.assign(ranks.size(), 0.0);
+    const rank_index index(h);
     for (std::size_t i = 0; i < ranks.size(); ++i) {
         std::uint64_t below = 0;
-        const std::size_t b = bucket_of_rank(h, ranks[i], below);
+        const std::size_t b = index.bucket_of_rank(ranks[i], below);
         if (b == h.size()) return false;
         if (known(b, stats[i])) continue;
         if (!stored[b]) return false;
