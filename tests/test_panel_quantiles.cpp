@@ -178,3 +178,19 @@ TEST_CASE("delta buckets are monotone and keep every nonzero float difference ou
     CHECK(logratio::detail::delta_bucket(-0.0) == B::zero_neg);
     CHECK(logratio::detail::delta_bucket(std::nan("")) < B::count);
 }
+
+TEST_CASE("huge arrays: writable to the last element; 2 MiB aligned when that large on Linux") {
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(1) << 18, (std::size_t(1) << 19) + 3}) {
+        CAPTURE(n);
+        auto a = logratio::detail::make_huge_array<double>(n);
+        REQUIRE(a != nullptr);
+        for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<double>(i);
+        double s = 0;
+        for (std::size_t i = 0; i < n; ++i) s += a[i];
+        CHECK(s == static_cast<double>(n) * (static_cast<double>(n) - 1) / 2);
+#if defined(__linux__)
+        if (n * sizeof(double) >= (std::size_t(1) << 21))
+            CHECK(reinterpret_cast<std::uintptr_t>(a.get()) % (std::uintptr_t(1) << 21) == 0);
+#endif
+    }
+}

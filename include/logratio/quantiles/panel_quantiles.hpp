@@ -205,7 +205,7 @@ struct quantile_collector {
     }
 
     void grow(std::size_t need) {
-        std::unique_ptr<double[]> bigger(new double[need]);
+        huge_array<double> bigger = make_huge_array<double>(need);
         if (used) std::memcpy(bigger.get(), store->cand.get(), used * sizeof(double));
         store->cand = std::move(bigger);
         store->cap = need;

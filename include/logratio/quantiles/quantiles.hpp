@@ -18,6 +18,7 @@
 
 #include "../core/dtype.hpp"
 #include "../core/error.hpp"
+#include "../detail/huge_array.hpp"
 #include "../detail/panel_kernel.hpp"
 #include "../detail/simd.hpp"
 #include "../detail/widen.hpp"
@@ -194,7 +195,7 @@ struct quantile_workspace {
     /// per-lane histograms and stored deltas (grown, never zero-filled).
     struct fused_part {
         std::vector<std::uint32_t> hist;
-        std::unique_ptr<double[]> cand;
+        detail::huge_array<double> cand;  ///< on huge pages where Linux offers them
         std::size_t cap = 0;
     };
     std::vector<fused_part> fused;
