@@ -50,10 +50,10 @@ huge_array<T> make_huge_array(std::size_t n) {
 
 /// Scratch memory reused from call to call (a workspace member): `reserve`
 /// gives at least `bytes` of it, on huge pages when that is 2 MiB or more,
-/// its contents not kept. The fused panel pass's resolve carves its
-/// histograms and maps (~5 MB, a dozen 64-512 KiB vectors) from it through a
-/// std::pmr::monotonic_buffer_resource: as separate allocations, ~1,100
-/// small-page faults in a fresh process (one CLI run).
+/// its contents not kept. The fused panel pass carves its histograms, maps
+/// and selected values (~6 MB at 2^25 tokens, over a dozen vectors) from it
+/// through a std::pmr::monotonic_buffer_resource: as separate allocations
+/// they took ~1,200 small-page faults in a fresh process (one CLI run).
 struct scratch_arena {
     huge_array<std::byte> mem;
     std::size_t cap = 0;

@@ -371,7 +371,8 @@ struct bucket_needs {
     explicit bucket_needs(std::pmr::memory_resource* mr) : slot(mr) {}
     std::pmr::vector<std::int32_t> slot;  // bucket -> index into need, -1: not needed
     struct need {
-        std::vector<double> values;
+        explicit need(std::pmr::memory_resource* mr) : values(mr) {}
+        std::pmr::vector<double> values;
         std::vector<std::pair<std::uint64_t, std::size_t>> at;  // (offset in bucket, index of the rank)
         std::uint64_t expected = 0;                                // the bucket's count in the histogram
     };
@@ -393,7 +394,7 @@ bool locate_ranks(const std::pmr::vector<std::uint64_t>& h, const std::vector<st
         if (!stored[b]) return false;
         if (out.slot[b] < 0) {
             out.slot[b] = static_cast<std::int32_t>(out.needs.size());
-            out.needs.emplace_back();
+            out.needs.emplace_back(out.slot.get_allocator().resource());
             out.needs.back().expected = h[b];
         }
         out.needs[out.slot[b]].at.emplace_back(ranks[i] - below, i);
@@ -402,7 +403,7 @@ bool locate_ranks(const std::pmr::vector<std::uint64_t>& h, const std::vector<st
 }
 
 /// Drops `fakes` zeros from a need's values (masked-out lanes stored as +0).
-inline void drop_fake_zeros(std::vector<double>& values, std::uint64_t fakes) {
+inline void drop_fake_zeros(std::pmr::vector<double>& values, std::uint64_t fakes) {
     auto zeros = std::stable_partition(values.begin(), values.end(), [](double x) { return x != 0.0; });
     const std::uint64_t z = static_cast<std::uint64_t>(values.end() - zeros);
     values.resize(values.size() - static_cast<std::size_t>(std::min(z, fakes)));
@@ -537,9 +538,11 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
                            Separate&& add_separately) {
     constexpr std::size_t L = simd_ops<V>::size;
     quantile_workspace& ws = add_separately.workspace();
-    // Every histogram and map of this call from one block (huge pages):
-    // 4.3 MiB for one part, +0.5 MiB per further part; any excess goes to the heap.
-    const std::size_t arena = (std::size_t(5) << 20) + (std::size_t(1) << 19) * std::max(threads, 1u);
+    // Every histogram and map of this call, and the values of the buckets
+    // that hold a rank, from one block (huge pages, faulted in only where
+    // written): 4.3 MiB of maps for one part, +0.5 MiB per further part,
+    // ~1.6 MB of values at 2^25 tokens; any excess goes to the heap.
+    const std::size_t arena = (std::size_t(12) << 20) + (std::size_t(1) << 19) * std::max(threads, 1u);
     std::pmr::monotonic_buffer_resource scratch(ws.scratch.reserve(arena), arena, std::pmr::new_delete_resource());
     const panel_quantile_plan plan = plan_panel_quantiles(v, &scratch);
     auto separate = [&] {
