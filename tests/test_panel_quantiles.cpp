@@ -194,3 +194,30 @@ TEST_CASE("huge arrays: writable to the last element; 2 MiB aligned when that la
 #endif
     }
 }
+
+TEST_CASE("panel with quantiles: one workspace across calls, view sizes and threads equals a fresh one; its scratch is kept") {
+    logratio::quantile_workspace ws;
+    std::vector<float> t, r;
+    std::vector<std::uint8_t> m;
+    std::size_t cap = 0;
+    const std::size_t sizes[] = {std::size_t(1) << 20, 5120, std::size_t(1) << 20, 300032};
+    for (std::size_t k = 0; k < 4; ++k) {
+        const std::size_t n = sizes[k];
+        const unsigned threads = k == 2 ? 2u : 1u;
+        CAPTURE(n);
+        CAPTURE(threads);
+        make_data<float>(n, 0.01, 0.02, 0.9, 7 + k, t, r, m);
+        const auto v = logratio::padded(t, r, m, n / 128, 128);
+        const logratio::panel reused = logratio::compute_panel_with_quantiles(v, {}, threads, ws);
+        const logratio::panel fresh = logratio::compute_panel_with_quantiles(v, {}, threads);
+        CHECK(reused.delta_quantiles == fresh.delta_quantiles);
+        CHECK(reused.abs_delta_quantiles == fresh.abs_delta_quantiles);
+        CHECK(reused.delta_quantiles.size() == 7);
+        CHECK(reused.delta_std == fresh.delta_std);
+        // reserved by the first call, grown only for more threads, never shrunk
+        CHECK(ws.scratch.cap > 0);
+        CHECK(ws.scratch.cap >= cap);
+        if (threads == 1 && cap) CHECK(ws.scratch.cap == cap);
+        cap = std::max(cap, ws.scratch.cap);
+    }
+}

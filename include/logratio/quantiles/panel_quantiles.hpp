@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <memory_resource>
 #include <type_traits>
 #include <vector>
 
@@ -102,8 +103,10 @@ LOGRATIO_ALWAYS_INLINE inline void store_scaled_floats(const V& d, float* out) n
 
 /// Which buckets the pass stores (flag 1), from the sample.
 struct panel_quantile_plan {
-    std::vector<std::uint8_t> flag;      // by bucket in value order
-    std::vector<std::uint8_t> flag_raw;  // the same by raw bucket (the kernel's side)
+    explicit panel_quantile_plan(std::pmr::memory_resource* mr = std::pmr::get_default_resource())
+        : flag(mr), flag_raw(mr) {}
+    std::pmr::vector<std::uint8_t> flag;      // by bucket in value order
+    std::pmr::vector<std::uint8_t> flag_raw;  // the same by raw bucket (the kernel's side)
     bool zero_exact = false;  // float32/bf16/f16 inputs: the x = 0 buckets hold only +-0
     bool usable = false;      // false: too few sampled tokens, or too much to store
     double stored_share = 0;  // the sample's share of tokens in flagged buckets
@@ -141,6 +144,7 @@ struct quantile_collector {
     using part = quantile_workspace::fused_part;
     const std::uint8_t* flag = nullptr;
     part* store = nullptr;
+    std::pmr::vector<std::uint32_t> hist_store;
     std::uint32_t* hist = nullptr;
     double* cand = nullptr;
     std::size_t used = 0, staged = 0;
@@ -148,10 +152,9 @@ struct quantile_collector {
     alignas(64) float keys[block];
     alignas(64) double values[block];
 
-    quantile_collector(const panel_quantile_plan& plan, part& p, std::size_t expected)
-        : flag(plan.flag_raw.data()), store(&p) {
-        p.hist.assign(delta_buckets::count * copies, 0u);
-        hist = p.hist.data();
+    quantile_collector(const panel_quantile_plan& plan, part& p, std::size_t expected, std::pmr::memory_resource* mr)
+        : flag(plan.flag_raw.data()), store(&p), hist_store(delta_buckets::count * copies, 0u, mr) {
+        hist = hist_store.data();
         if (p.cap < expected) grow(expected);
         cand = p.cand.get();
     }
@@ -242,11 +245,12 @@ inline sample_geometry sample_blocks(std::uint64_t n) noexcept {
 /// sequence, so the sample is less informative than 2^18 independent
 /// draws; the margin (z = 5) absorbs that, and a miss falls back.
 template <class T, class M>
-std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, std::uint64_t& sampled) {
+std::pmr::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, std::uint64_t& sampled,
+                                                       std::pmr::memory_resource* mr) {
     const std::uint64_t B = delta_buckets::sample_block;
     const sample_geometry geo = sample_blocks(v.size());
     const std::uint64_t capped = geo.blocks, stride = geo.stride, first = geo.first;
-    std::vector<std::uint64_t> h(delta_buckets::count, 0);
+    std::pmr::vector<std::uint64_t> h(delta_buckets::count, 0, mr);
     sampled = 0;
     constexpr std::uint64_t ahead = 16;  // blocks: the sample is latency-bound without prefetch
     for (std::uint64_t k = 0; k < capped; ++k) {
@@ -280,7 +284,7 @@ std::vector<std::uint64_t> sample_delta_histogram(const paired_view<T, M>& v, st
 /// (a walk over the 65,536 buckets per rank was ~3 ms of serial time).
 class rank_index {
 public:
-    explicit rank_index(const std::vector<std::uint64_t>& h) : cum_(h.size() + 1, 0) {
+    explicit rank_index(const std::pmr::vector<std::uint64_t>& h) : cum_(h.size() + 1, 0, h.get_allocator()) {
         for (std::size_t b = 0; b < h.size(); ++b) cum_[b + 1] = cum_[b] + h[b];
     }
     /// The bucket (in h's order) holding rank r of the values h counts, or
@@ -293,14 +297,14 @@ public:
     }
 
 private:
-    std::vector<std::uint64_t> cum_;
+    std::pmr::vector<std::uint64_t> cum_;
 };
 
 /// |delta|'s histogram from delta's: magnitude index x sums the buckets
 /// per_sign + x and per_sign - 1 - x.
-inline std::vector<std::uint64_t> magnitude_histogram(const std::vector<std::uint64_t>& h) {
+inline std::pmr::vector<std::uint64_t> magnitude_histogram(const std::pmr::vector<std::uint64_t>& h) {
     const std::uint64_t P = delta_buckets::per_sign;
-    std::vector<std::uint64_t> a(P);
+    std::pmr::vector<std::uint64_t> a(P, h.get_allocator());
     for (std::uint64_t x = 0; x < P; ++x) a[x] = h[P + x] + h[P - 1 - x];
     return a;
 }
@@ -309,7 +313,7 @@ inline std::vector<std::uint64_t> magnitude_histogram(const std::vector<std::uin
 /// `m` values) between the sample ranks f (m - 1) -+ (z sigma + 4), sigma
 /// the binomial standard deviation of the sample rank. `mark(b)` flags one.
 template <class Mark>
-void flag_probable_buckets(const std::vector<std::uint64_t>& h, std::uint64_t m, const std::vector<double>& probs,
+void flag_probable_buckets(const std::pmr::vector<std::uint64_t>& h, std::uint64_t m, const std::vector<double>& probs,
                            Mark&& mark) {
     const double md = static_cast<double>(m);
     const rank_index index(h);
@@ -323,13 +327,15 @@ void flag_probable_buckets(const std::vector<std::uint64_t>& h, std::uint64_t m,
     }
 }
 
-/// The plan of a fused pass over v: which buckets to store.
+/// The plan of a fused pass over v: which buckets to store (its vectors, and
+/// its temporaries, from mr).
 template <class T, class M>
-panel_quantile_plan plan_panel_quantiles(const paired_view<T, M>& v) {
-    panel_quantile_plan plan;
+panel_quantile_plan plan_panel_quantiles(const paired_view<T, M>& v,
+                                         std::pmr::memory_resource* mr = std::pmr::get_default_resource()) {
+    panel_quantile_plan plan(mr);
     plan.zero_exact = !std::is_same<T, double>::value;
     std::uint64_t m = 0;
-    const std::vector<std::uint64_t> h = sample_delta_histogram(v, m);
+    const std::pmr::vector<std::uint64_t> h = sample_delta_histogram(v, m, mr);
     if (m < 512) return plan;
     const std::uint64_t P = delta_buckets::per_sign;
     plan.flag.assign(delta_buckets::count, 0);
@@ -352,7 +358,8 @@ panel_quantile_plan plan_panel_quantiles(const paired_view<T, M>& v) {
 /// histogram of the masked-in tokens' delta (the masked-out lanes, which
 /// carry delta = +0, taken out of the zero bucket) and the stored values.
 struct collected_deltas {
-    std::vector<std::uint64_t> hist;
+    explicit collected_deltas(std::pmr::memory_resource* mr = std::pmr::get_default_resource()) : hist(mr) {}
+    std::pmr::vector<std::uint64_t> hist;  // its resource also serves the resolve's temporaries
     std::vector<std::pair<const double*, std::size_t>> cand;  // one span per part
     std::uint64_t fakes = 0;  // +0 lanes that were not tokens (stored too where flagged)
 };
@@ -361,9 +368,11 @@ struct collected_deltas {
 /// gives a rank its value outright (the +-0 buckets of zero_exact inputs);
 /// false when a rank's bucket was not stored.
 struct bucket_needs {
-    std::vector<std::int32_t> slot;  // bucket -> index into need, -1: not needed
+    explicit bucket_needs(std::pmr::memory_resource* mr) : slot(mr) {}
+    std::pmr::vector<std::int32_t> slot;  // bucket -> index into need, -1: not needed
     struct need {
-        std::vector<double> values;
+        explicit need(std::pmr::memory_resource* mr) : values(mr) {}
+        std::pmr::vector<double> values;
         std::vector<std::pair<std::uint64_t, std::size_t>> at;  // (offset in bucket, index of the rank)
         std::uint64_t expected = 0;                                // the bucket's count in the histogram
     };
@@ -371,8 +380,8 @@ struct bucket_needs {
 };
 
 template <class Known>
-bool locate_ranks(const std::vector<std::uint64_t>& h, const std::vector<std::uint64_t>& ranks,
-                  const std::vector<std::uint8_t>& stored, Known&& known, std::vector<double>& stats,
+bool locate_ranks(const std::pmr::vector<std::uint64_t>& h, const std::vector<std::uint64_t>& ranks,
+                  const std::pmr::vector<std::uint8_t>& stored, Known&& known, std::vector<double>& stats,
                   bucket_needs& out) {
     out.slot.assign(h.size(), -1);
     stats.assign(ranks.size(), 0.0);
@@ -385,7 +394,7 @@ bool locate_ranks(const std::vector<std::uint64_t>& h, const std::vector<std::ui
         if (!stored[b]) return false;
         if (out.slot[b] < 0) {
             out.slot[b] = static_cast<std::int32_t>(out.needs.size());
-            out.needs.emplace_back();
+            out.needs.emplace_back(out.slot.get_allocator().resource());
             out.needs.back().expected = h[b];
         }
         out.needs[out.slot[b]].at.emplace_back(ranks[i] - below, i);
@@ -394,7 +403,7 @@ bool locate_ranks(const std::vector<std::uint64_t>& h, const std::vector<std::ui
 }
 
 /// Drops `fakes` zeros from a need's values (masked-out lanes stored as +0).
-inline void drop_fake_zeros(std::vector<double>& values, std::uint64_t fakes) {
+inline void drop_fake_zeros(std::pmr::vector<double>& values, std::uint64_t fakes) {
     auto zeros = std::stable_partition(values.begin(), values.end(), [](double x) { return x != 0.0; });
     const std::uint64_t z = static_cast<std::uint64_t>(values.end() - zeros);
     values.resize(values.size() - static_cast<std::size_t>(std::min(z, fakes)));
@@ -450,8 +459,9 @@ struct need_sink {
 /// Copies the stored values of every need's bucket into its values, in one
 /// scan: raw_d maps a raw bucket to its delta need + 1, raw_a a magnitude
 /// (raw & 0x7fff) to its |delta| need + 1 (0: none).
-inline bool gather_needs(const collected_deltas& c, const std::vector<std::uint16_t>& raw_d, bucket_needs& nd,
-                         std::int32_t zd, const std::vector<std::uint16_t>& raw_a, bucket_needs& na, std::int32_t za) {
+inline bool gather_needs(const collected_deltas& c, const std::pmr::vector<std::uint16_t>& raw_d, bucket_needs& nd,
+                         std::int32_t zd, const std::pmr::vector<std::uint16_t>& raw_a, bucket_needs& na,
+                         std::int32_t za) {
     need_sink sd(nd, zd, c.fakes), sa(na, za, c.fakes);
     for (const auto& span : c.cand)
         for (std::size_t i = 0; i < span.second; ++i) {
@@ -470,11 +480,12 @@ inline bool resolve_panel_quantiles(panel& p, const collected_deltas& c, const p
     const std::uint64_t P = delta_buckets::per_sign;
     const quantile_plan qd = plan_quantiles(p.tokens, default_delta_probs(), quantile_method::linear);
     const quantile_plan qa = plan_quantiles(p.tokens, default_abs_delta_probs(), quantile_method::linear);
-    const std::vector<std::uint64_t> ha = magnitude_histogram(c.hist);
-    std::vector<std::uint8_t> stored_abs(P);
+    std::pmr::memory_resource* mr = c.hist.get_allocator().resource();
+    const std::pmr::vector<std::uint64_t> ha = magnitude_histogram(c.hist);
+    std::pmr::vector<std::uint8_t> stored_abs(P, mr);
     for (std::uint64_t x = 0; x < P; ++x) stored_abs[x] = plan.flag[P + x] & plan.flag[P - 1 - x];
     const bool zx = plan.zero_exact;
-    bucket_needs nd, na;
+    bucket_needs nd(mr), na(mr);
     std::vector<double> sd, sa;
     auto known_d = [&](std::size_t b, double& v) {
         if (!zx || (b != delta_buckets::zero_pos && b != delta_buckets::zero_neg)) return false;
@@ -487,7 +498,7 @@ inline bool resolve_panel_quantiles(panel& p, const collected_deltas& c, const p
     };
     if (!locate_ranks(c.hist, qd.ranks, plan.flag, known_d, sd, nd)) return false;
     if (!locate_ranks(ha, qa.ranks, stored_abs, known_a, sa, na)) return false;
-    std::vector<std::uint16_t> raw_d(delta_buckets::count, 0), raw_a(P, 0);
+    std::pmr::vector<std::uint16_t> raw_d(delta_buckets::count, 0, mr), raw_a(P, 0, mr);
     for (std::uint32_t k = 0; k < delta_buckets::count; ++k)
         raw_d[k] = static_cast<std::uint16_t>(nd.slot[ordered_bucket(k)] + 1);
     for (std::uint64_t x = 0; x < P; ++x) raw_a[x] = static_cast<std::uint16_t>(na.slot[x] + 1);
@@ -526,7 +537,14 @@ template <class V, class T, class M, class Separate>
 panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
                            Separate&& add_separately) {
     constexpr std::size_t L = simd_ops<V>::size;
-    const panel_quantile_plan plan = plan_panel_quantiles(v);
+    quantile_workspace& ws = add_separately.workspace();
+    // Every histogram and map of this call, and the values of the buckets
+    // that hold a rank, from one block (huge pages, faulted in only where
+    // written): 4.3 MiB of maps for one part, +0.5 MiB per further part,
+    // ~1.6 MB of values at 2^25 tokens; any excess goes to the heap.
+    const std::size_t arena = (std::size_t(12) << 20) + (std::size_t(1) << 19) * std::max(threads, 1u);
+    std::pmr::monotonic_buffer_resource scratch(ws.scratch.reserve(arena), arena, std::pmr::new_delete_resource());
+    const panel_quantile_plan plan = plan_panel_quantiles(v, &scratch);
     auto separate = [&] {
         panel p = threads <= 1 || v.num_sequences() < 2
                       ? accumulate_range<V>(v, 0, v.num_sequences(), o).finish()
@@ -543,20 +561,19 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
         return separate();
     const std::vector<std::uint64_t> cut = split_sequences(v, std::max(threads, 1u));
     const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    quantile_workspace& ws = add_separately.workspace();
     if (ws.fused.size() < parts) ws.fused.resize(parts);
     std::vector<std::unique_ptr<quantile_collector<L>>> col;
     for (unsigned k = 0; k < parts; ++k) {
         const double tokens = static_cast<double>(v.sequence_begin(cut[k + 1]) - v.sequence_begin(cut[k]));
         col.push_back(std::make_unique<quantile_collector<L>>(
-            plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096));
+            plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096, &scratch));
     }
     std::vector<panel_accumulator> acc(parts);
     run_parts(parts, [&](unsigned k) { acc[k] = accumulate_range_impl<V, 4>(v, cut[k], cut[k + 1], o, *col[k]); });
     for (unsigned k = 1; k < parts; ++k) acc[0].merge(acc[k]);
     panel p = acc[0].finish();
     if (p.tokens == 0) return p;  // no token: no quantile keys, as add_panel_quantiles
-    collected_deltas c;
+    collected_deltas c(&scratch);
     c.hist.assign(delta_buckets::count, 0);
     std::uint64_t lanes = 0;
     for (const auto& qp : col) {

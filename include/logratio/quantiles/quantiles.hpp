@@ -192,13 +192,14 @@ struct quantile_workspace {
     std::vector<std::uint64_t> histogram;  ///< radix histogram of the top 16 key bits
     std::vector<std::uint32_t> slots;      ///< radix bucket -> needed bucket + 1 (0: not needed)
     /// One part (thread) of the fused panel pass (panel_quantiles.hpp): its
-    /// per-lane histograms and stored deltas (grown, never zero-filled).
+    /// stored deltas (grown, never zero-filled).
     struct fused_part {
-        std::vector<std::uint32_t> hist;
         detail::huge_array<double> cand;  ///< on huge pages where Linux offers them
         std::size_t cap = 0;
     };
     std::vector<fused_part> fused;
+    /// The fused pass's histograms and maps, carved afresh in every call.
+    detail::scratch_arena scratch;
 };
 
 namespace detail {
