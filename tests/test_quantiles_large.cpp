@@ -8,25 +8,25 @@
 #include <logratio/quantiles/quantiles.hpp>
 
 namespace {
-std::vector<double> reference(const logratio::paired_view<float, std::uint8_t>& v, logratio::quantile_of what,
-                              const std::vector<double>& probs, const logratio::quantile_options& o) {
-    logratio::quantile_workspace ws;
-    logratio::gather_quantity(v, what, o, ws);
-    return logratio::detail::quantiles_from(ws.values.data(), ws.values.size(), probs, o.method, ws, true);
-}
-
-/// The same reference for many methods and probability lists of one view and
-/// quantity: gathered once (the reference does not depend on the SIMD level
-/// the test runs at, and under the sanitizers the gather dominated the test).
+/// The reference (gather, then radix select) of one view and quantity for
+/// many methods and probability lists: gathered once, with the nonfinite
+/// policy of `gather` (the reference does not depend on the SIMD level the
+/// test runs at, and under the sanitizers the gather dominated the test).
 struct reference_of {
     logratio::quantile_workspace ws;
-    reference_of(const logratio::paired_view<float, std::uint8_t>& v, logratio::quantile_of what) {
-        logratio::gather_quantity(v, what, {}, ws);
+    reference_of(const logratio::paired_view<float, std::uint8_t>& v, logratio::quantile_of what,
+                 const logratio::quantile_options& gather = {}) {
+        logratio::gather_quantity(v, what, gather, ws);
     }
     std::vector<double> operator()(const std::vector<double>& probs, const logratio::quantile_options& o) {
         return logratio::detail::quantiles_from(ws.values.data(), ws.values.size(), probs, o.method, ws, true);
     }
 };
+
+std::vector<double> reference(const logratio::paired_view<float, std::uint8_t>& v, logratio::quantile_of what,
+                              const std::vector<double>& probs, const logratio::quantile_options& o) {
+    return reference_of(v, what, o)(probs, o);
+}
 }  // namespace
 
 TEST_CASE("quantiles of a large view equal radix select exactly") {

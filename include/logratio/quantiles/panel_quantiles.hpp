@@ -144,8 +144,7 @@ struct quantile_collector {
     using part = quantile_workspace::fused_part;
     const std::uint8_t* flag = nullptr;
     part* store = nullptr;
-    std::pmr::vector<std::uint32_t> hist_store;
-    std::uint32_t* hist = nullptr;
+    std::pmr::vector<std::uint32_t> hist;  // hist[raw * copies + lane % copies]
     double* cand = nullptr;
     std::size_t used = 0, staged = 0;
     std::uint64_t lanes = 0;  // lanes seen, masked-out ones included
@@ -153,8 +152,7 @@ struct quantile_collector {
     alignas(64) double values[block];
 
     quantile_collector(const panel_quantile_plan& plan, part& p, std::size_t expected, std::pmr::memory_resource* mr)
-        : flag(plan.flag_raw.data()), store(&p), hist_store(delta_buckets::count * copies, 0u, mr) {
-        hist = hist_store.data();
+        : flag(plan.flag_raw.data()), store(&p), hist(delta_buckets::count * copies, 0u, mr) {
         if (p.cap < expected) grow(expected);
         cand = p.cand.get();
     }
@@ -188,7 +186,7 @@ struct quantile_collector {
     /// Histogram increments, and the flagged values appended (written
     /// always, kept only when flagged: no branch).
     void count_and_keep(std::size_t n) noexcept {
-        std::uint32_t* h = hist;
+        std::uint32_t* h = hist.data();
         double* c = cand;
         std::size_t u = used;
         std::size_t i = 0;
