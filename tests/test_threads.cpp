@@ -1,5 +1,7 @@
 // Every parallel path, at 1 to 4 threads: results do not depend on the thread
-// count beyond SPEC's tolerance (outputs written per token are identical).
+// count (outputs written per token are identical; the panel, its quantiles
+// and the correction's metrics bit for bit: the reductions run over blocks
+// of the data, not over one part per thread).
 // The `tsan` preset builds this suite with ThreadSanitizer: no data races.
 #include <cmath>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include <logratio/logits/logits.hpp>
 #include <logratio/panel/mismatch_split.hpp>
 #include <logratio/panel/panel.hpp>
+#include <logratio/quantiles/panel_quantiles.hpp>
 
 #include "dumps.hpp"
 #include "test_util.hpp"
@@ -117,5 +120,50 @@ TEST_CASE("threads: logits rows and dump directories") {
         CHECK(a[i].panel.delta_abs_mean == c[i].panel.delta_abs_mean);
         // async dumps carry old_logprobs (the numeric-vs-lag split), sync ones do not
         CHECK(a[i].split.has_value() == (a[i].path.find("/async/") != std::string::npos));
+    }
+}
+
+TEST_CASE("threads: more than one block (2^20 tokens each): bit-identical results at 1 to 4 threads") {
+    // 1,100 rows of 2,048: three blocks of the threaded reductions
+    // (detail/parallel.hpp), so the threads get different runs of blocks.
+    const std::uint64_t B = 1100, T = 2048;
+    std::vector<float> train(B * T), rollout(B * T);
+    std::vector<std::uint8_t> mask(B * T);
+    std::mt19937_64 g(11);
+    std::student_t_distribution<double> heavy(3.0);
+    for (std::size_t i = 0; i < train.size(); ++i) {
+        rollout[i] = float(-std::fabs(heavy(g)) * 0.5);
+        train[i] = float(std::min(0.0, rollout[i] + 0.02 * heavy(g)));
+        mask[i] = (i * 2654435761u) % 10 < 8;
+    }
+    const auto v = logratio::paired_view<float>::padded(train.data(), rollout.data(), mask.data(), B, T);
+    REQUIRE(logratio::detail::split_blocks(v).size() - 1 == 3);
+    const auto e1 = logratio::panel_entries(logratio::compute_panel(v, {}, 1));
+    const auto q1 = logratio::panel_entries(logratio::compute_panel_with_quantiles(v, {}, 1));
+    logratio::correction_options o;
+    o.is = logratio::is_options(logratio::is_level::token, 2.0, 0.5, true);
+    o.rejection = logratio::parse_rejection("token_k1", "0.5_2");
+    const auto c1 = logratio::correction_entries(logratio::correct(v, o, static_cast<float*>(nullptr), nullptr, 1));
+    const auto bits = [](double x) {
+        std::uint64_t u;
+        std::memcpy(&u, &x, 8);
+        return u;
+    };
+    const auto same = [&](const auto& a, const auto& b) {
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            CAPTURE(a[i].first);
+            CHECK(a[i].first == b[i].first);
+            CHECK(bool(a[i].second) == bool(b[i].second));
+            if (a[i].second && b[i].second) CHECK(bits(*a[i].second) == bits(*b[i].second));
+        }
+    };
+    for (unsigned t = 2; t <= 4; ++t) {
+        CAPTURE(t);
+        same(logratio::panel_entries(logratio::compute_panel(v, {}, t)), e1);
+        same(logratio::panel_entries(logratio::compute_panel_with_quantiles(v, {}, t)), q1);
+        const auto c = logratio::correction_entries(logratio::correct(v, o, static_cast<float*>(nullptr), nullptr, t));
+        REQUIRE(c.size() == c1.size());
+        for (std::size_t i = 0; i < c.size(); ++i) CHECK_MESSAGE(bits(c[i].second) == bits(c1[i].second), c[i].first);
     }
 }

@@ -1,7 +1,11 @@
 #pragma once
-// Splitting a view's sequences into contiguous parts of about equal token
-// count, and running one task per part on its own thread (the first on the
-// calling thread). Exceptions are rethrown on the caller, first part first.
+// Splitting a view's sequences into blocks, and running the blocks on
+// threads. The blocks depend on the data only (about `block_tokens` tokens
+// each, whole sequences), never on the thread count: every block is reduced
+// on its own and the blocks are merged in sequence order, so a threaded
+// result is bit-identical at 1, 2 or 64 threads (and on a machine with
+// another core count). Exceptions are rethrown on the caller, first part
+// first.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -12,6 +16,12 @@
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
+
+/// Tokens per block of the threaded reductions: large enough that a block's
+/// fixed costs (its accumulator, its shift, the abs-max search in one
+/// sequence) are lost in the noise, small enough that 2^25 tokens give 32
+/// blocks to balance over the threads.
+constexpr std::uint64_t block_tokens = std::uint64_t(1) << 20;
 
 /// Boundaries cut[0] = 0 < ... < cut[parts] = S of at most `threads`
 /// parts; a sequence is never split.
@@ -58,18 +68,38 @@ void run_parts(unsigned parts, F&& task) {
         if (e) std::rethrow_exception(e);
 }
 
-/// The split -> run -> merge of every threaded accumulation: the sequences
-/// of v cut into at most `threads` parts of about equal token count,
-/// range(first, last) on each part in parallel, the partial results merged
-/// in sequence order (a.merge(b)). One part runs on the calling thread.
+/// The blocks of v: boundaries cut[0] = 0 < ... < cut[B] = S, about
+/// block_tokens tokens each (at most one block per sequence; sequences are
+/// never split). A function of the view's offsets only.
+template <class T, class M>
+std::vector<std::uint64_t> split_blocks(const paired_view<T, M>& v) {
+    const std::uint64_t blocks = (v.size() + block_tokens - 1) / block_tokens;
+    const std::uint64_t b = std::max<std::uint64_t>(1, std::min<std::uint64_t>(blocks, 1u << 16));
+    return split_sequences(v, static_cast<unsigned>(b));
+}
+
+/// Runs task(thread, first_block, last_block) for the blocks [0, blocks)
+/// cut into at most `threads` contiguous runs, one per thread.
+template <class F>
+void run_block_runs(std::size_t blocks, unsigned threads, F&& task) {
+    const unsigned runs = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+    run_parts(runs, [&](unsigned k) { task(k, blocks * k / runs, blocks * (k + 1) / runs); });
+}
+
+/// The split -> run -> merge of every threaded accumulation: range(first,
+/// last) on each block of v (split_blocks), the blocks spread over at most
+/// `threads` threads, the partial results merged in sequence order
+/// (a.merge(b)). Bit-identical at any thread count.
 template <class T, class M, class Range>
 auto parallel_reduce(const paired_view<T, M>& v, unsigned threads, Range&& range) {
-    const std::vector<std::uint64_t> cut = split_sequences(v, threads);
-    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    std::vector<decltype(range(std::uint64_t(0), std::uint64_t(0)))> part(parts);
-    run_parts(parts, [&](unsigned k) { part[k] = range(cut[k], cut[k + 1]); });
+    const std::vector<std::uint64_t> cut = split_blocks(v);
+    const std::size_t blocks = cut.size() - 1;
+    std::vector<decltype(range(std::uint64_t(0), std::uint64_t(0)))> part(blocks);
+    run_block_runs(blocks, threads, [&](unsigned, std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) part[b] = range(cut[b], cut[b + 1]);
+    });
     auto total = std::move(part[0]);
-    for (unsigned k = 1; k < parts; ++k) total.merge(part[k]);
+    for (std::size_t b = 1; b < blocks; ++b) total.merge(part[b]);
     return total;
 }
 

@@ -1005,10 +1005,10 @@ scan_state scan_range(const paired_view<T, M>& v, std::uint64_t s0, std::uint64_
 
 }  // namespace detail
 
-/// The doctor's sums over the whole view: one pass, `threads` parts merged in order.
+/// The doctor's sums over the whole view: one pass, blocks on up to
+/// `threads` threads merged in order (bit-identical at any thread count).
 template <class T, class M>
 scan_state scan(const paired_view<T, M>& v, unsigned threads = 1) {
-    if (threads <= 1 || v.num_sequences() < 2) return detail::scan_range(v, 0, v.num_sequences());
     return logratio::detail::parallel_reduce(
         v, threads, [&](std::uint64_t first, std::uint64_t last) { return detail::scan_range(v, first, last); });
 }

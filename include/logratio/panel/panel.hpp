@@ -45,13 +45,13 @@ panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64
     return detail::accumulate_range<xsimd::batch<double, Arch>>(v, first, last, o);
 }
 
-/// Splits the sequences into `threads` contiguous parts of about equal token
-/// count, runs them in parallel and merges the parts in order. The result
-/// equals the single-threaded one within SPEC's tolerance. Sequences are
+/// Splits the sequences into blocks of about 2^20 tokens (a function of the
+/// view alone), reduces the blocks on up to `threads` threads and merges
+/// them in order: bit-identical at any thread count, and equal to the
+/// one-range accumulate_panel(v, o) within SPEC's tolerance. Sequences are
 /// not split, so one huge packed sequence runs on one thread.
 template <class Arch = xsimd::default_arch, class T, class M>
 panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
-    if (threads <= 1 || v.num_sequences() < 2) return accumulate_panel<Arch>(v, o);
     return detail::parallel_reduce(v, threads, [&](std::uint64_t first, std::uint64_t last) {
         return accumulate_panel_range<Arch>(v, first, last, o);
     });

@@ -527,7 +527,8 @@ struct separate_quantiles {
 };
 
 /// The fused pass with lanes V (xsimd batch, or double: the one-lane
-/// reference), parts on `threads` threads as accumulate_panel splits them.
+/// reference), its blocks on up to `threads` threads as accumulate_panel
+/// splits them.
 /// add_separately.add_to(p) adds the quantiles by the separate pass where the
 /// fused one cannot give them (logratio::dispatch passes its own table's
 /// entry, so this unit does not compile the separate pass once more).
@@ -536,19 +537,23 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
                            Separate&& add_separately) {
     constexpr std::size_t L = simd_ops<V>::size;
     quantile_workspace& ws = add_separately.workspace();
+    // The panel's blocks as parallel_reduce cuts them (so the panel entries
+    // are those of compute_panel at any thread count), in `runs` runs of
+    // blocks, one per thread, each with its own collector.
+    const std::vector<std::uint64_t> cut = split_blocks(v);
+    const std::size_t blocks = cut.size() - 1;
+    const unsigned runs = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
     // Every histogram and map of this call, and the values of the buckets
-    // that hold a rank, from one block (huge pages, faulted in only where
-    // written): 4.3 MiB of maps for one part, +0.5 MiB per further part,
+    // that hold a rank, from one arena (huge pages, faulted in only where
+    // written): 4.3 MiB of maps for one run, +0.5 MiB per further run,
     // ~1.6 MB of values at 2^25 tokens; any excess goes to the heap.
-    const std::size_t arena = (std::size_t(12) << 20) + (std::size_t(1) << 19) * std::max(threads, 1u);
+    const std::size_t arena = (std::size_t(12) << 20) + (std::size_t(1) << 19) * runs;
     std::pmr::monotonic_buffer_resource scratch(ws.scratch.reserve(arena), arena, std::pmr::new_delete_resource());
     const panel_quantile_plan plan = plan_panel_quantiles(v, &scratch);
     auto separate = [&] {
-        panel p = threads <= 1 || v.num_sequences() < 2
-                      ? accumulate_range<V>(v, 0, v.num_sequences(), o).finish()
-                      : parallel_reduce(v, threads, [&](std::uint64_t a, std::uint64_t b) {
-                            return accumulate_range<V>(v, a, b, o);
-                        }).finish();
+        panel p = parallel_reduce(v, threads, [&](std::uint64_t a, std::uint64_t b) {
+                      return accumulate_range<V>(v, a, b, o);
+                  }).finish();
         add_separately.add_to(p);
         return p;
     };
@@ -557,18 +562,21 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     // 32-bit histogram counters: views of 2^32 tokens and more take the separate pass.
     if (!plan.usable || o.abs_delta_thresholds.size() != 4 || v.size() >= (std::uint64_t(1) << 32))
         return separate();
-    const std::vector<std::uint64_t> cut = split_sequences(v, std::max(threads, 1u));
-    const unsigned parts = static_cast<unsigned>(cut.size() - 1);
-    if (ws.fused.size() < parts) ws.fused.resize(parts);
+    // A run's collector is fed by its blocks in turn (the quantiles are
+    // exact whatever the order the values arrive in).
+    if (ws.fused.size() < runs) ws.fused.resize(runs);
     std::vector<std::unique_ptr<quantile_collector<L>>> col;
-    for (unsigned k = 0; k < parts; ++k) {
-        const double tokens = static_cast<double>(v.sequence_begin(cut[k + 1]) - v.sequence_begin(cut[k]));
+    for (unsigned k = 0; k < runs; ++k) {
+        const std::uint64_t b0 = cut[blocks * k / runs], b1 = cut[blocks * (k + 1) / runs];
+        const double tokens = static_cast<double>(v.sequence_begin(b1) - v.sequence_begin(b0));
         col.push_back(std::make_unique<quantile_collector<L>>(
             plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096, &scratch));
     }
-    std::vector<panel_accumulator> acc(parts);
-    run_parts(parts, [&](unsigned k) { acc[k] = accumulate_range_impl<V, 4>(v, cut[k], cut[k + 1], o, *col[k]); });
-    for (unsigned k = 1; k < parts; ++k) acc[0].merge(acc[k]);
+    std::vector<panel_accumulator> acc(blocks);
+    run_block_runs(blocks, runs, [&](unsigned k, std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) acc[b] = accumulate_range_impl<V, 4>(v, cut[b], cut[b + 1], o, *col[k]);
+    });
+    for (std::size_t b = 1; b < blocks; ++b) acc[0].merge(acc[b]);
     panel p = acc[0].finish();
     if (p.tokens == 0) return p;  // no token: no quantile keys, as add_panel_quantiles
     collected_deltas c(&scratch);

@@ -13,6 +13,7 @@
 
 #include "../flavour_args.hpp"
 #include "inputs.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 
@@ -22,7 +23,7 @@ struct correct_args : input_args {
     std::string nonfinite = "raise";
     std::optional<double> is_threshold, is_lower, rs_lower, veto;
     bool batch_normalize = false, json = false;
-    unsigned threads = 1;
+    unsigned threads = 1;  // add_threads_option: the usable CPUs
 };
 
 /// --flavour: the mode's framework when a mode is given.
@@ -101,7 +102,7 @@ inline void add_correct_options(CLI::App& c, correct_args& a) {
     c.add_flag("--json", a.json, "one JSON object of the metrics (verl's names)");
     c.add_option("--prefix", a.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
     c.add_option("--out", a.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
-    c.add_option("--threads", a.threads, "threads")->check(CLI::Range(1u, 1024u));
+    add_threads_option(c, a.threads, "threads");
     add_flavour_options(&c, a);
 }
 

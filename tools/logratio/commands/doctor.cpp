@@ -22,6 +22,7 @@
 #include "../output/command_json.hpp"
 #include "command.hpp"
 #include "doctor_scan.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 namespace {
@@ -29,7 +30,7 @@ namespace {
 struct doctor_args {
     std::string file, train, rollout, mask, offsets, old, each, pattern;
     bool json = false;
-    unsigned threads = 1;
+    unsigned threads = 1;  // add_threads_option: the usable CPUs
 };
 
 void add_doctor_options(CLI::App* c, doctor_args& a) {
@@ -42,7 +43,7 @@ void add_doctor_options(CLI::App* c, doctor_args& a) {
                   "tensor (or .npy with --train) of the trainer's log-probs under the rollout's weights: the "
                   "policy_lag check (default: a tensor named old_logprobs)");
     c->add_flag("--json", a.json, "one JSON object {findings, breakdowns}");
-    c->add_option("--threads", a.threads, "threads")->check(CLI::Range(1u, 1024u));
+    add_threads_option(*c, a.threads, "threads");
     c->add_option("--each", a.each, "a directory of dumps: findings per dump and which runs/updates each touches");
     c->add_option("--pattern", a.pattern, "with --each: path pattern such as '{group}/{run}/update_{update}.safetensors'");
 }

@@ -17,6 +17,7 @@
 #include "../kernels.hpp"
 #include "../output/command_json.hpp"
 #include "command.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 namespace {
@@ -25,7 +26,7 @@ struct logits_args {
     std::string file;
     double temperature = 1.0;
     bool json = false;
-    unsigned threads = 1;
+    unsigned threads = 1;  // add_threads_option: the usable CPUs
 };
 
 template <class T>
@@ -100,7 +101,7 @@ command_runner setup_logits(CLI::App& c) {
     c.add_option("file", a.file, "safetensors with train_logits, rollout_logits [N, V] and tokens [N]")->required();
     c.add_option("--temperature", a.temperature, "divide the logits by T (default 1)");
     c.add_flag("--json", a.json, "per-token values as JSON arrays");
-    c.add_option("--threads", a.threads, "threads")->check(CLI::Range(1u, 1024u));
+    add_threads_option(c, a.threads, "threads");
     return [args] { return run_logits(*args); };
 }
 

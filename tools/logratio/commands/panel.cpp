@@ -21,6 +21,7 @@
 #include "../output/panel_table.hpp"
 #include "command.hpp"
 #include "inputs.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 namespace {
@@ -29,7 +30,7 @@ struct panel_args : input_args {
     std::string old;  ///< tensor (or .npy) of l_T under the rollout's weights
     bool json = false;
     bool no_quantiles = false;
-    unsigned threads = 1;
+    unsigned threads = 1;  // add_threads_option: the usable CPUs
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
     std::string each, csv, pattern;  ///< --each DIR: every dump's panel as a CSV table
@@ -158,7 +159,7 @@ command_runner setup_panel(CLI::App& c) {
     add_input_options(&c, a);
     c.add_flag("--json", a.json, "one JSON object with exactly SPEC's keys");
     c.add_flag("--no-quantiles", a.no_quantiles, "skip the exact-quantile pass (delta_q*, abs_delta_q*)");
-    c.add_option("--threads", a.threads, "threads for the one-pass panel")->check(CLI::Range(1u, 1024u));
+    add_threads_option(c, a.threads, "threads for the one-pass panel");
     c.add_option("--thresholds", a.thresholds, "|delta| thresholds of frac_abs_delta_gt_* (at most 8)")
         ->delimiter(',');
     c.add_option("--nonfinite", a.nonfinite, "NaN/Inf log-probs: raise (default) or omit")

@@ -8,6 +8,7 @@
 #include "../io/trackers/detect.hpp"
 #include "command.hpp"
 #include "runs.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 namespace {
@@ -44,7 +45,7 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
     c->add_option("--pattern", a.pattern,
                   "dump directories: path pattern such as '{group}/{run}/update_{update}.safetensors' "
                   "(default: __metadata__ run/group/update)");
-    c->add_option("--threads", a.threads, "dumps computed in parallel")->check(CLI::Range(1u, 1024u));
+    add_threads_option(*c, a.threads, "dumps computed in parallel");
     if (report) c->add_option("--dump", a.dump, "dump whose delta histogram the report shows (default: the worst update)");
 }
 

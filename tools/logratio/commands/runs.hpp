@@ -19,7 +19,7 @@ struct runs_args {
     history_options history;
     std::optional<long> position;
     bool json = false;
-    unsigned threads = 1;
+    unsigned threads = 1;  // add_threads_option: the usable CPUs
 };
 
 /// The commands: exit code 0, or an exception (logratio::error) naming what is wrong.

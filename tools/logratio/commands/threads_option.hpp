@@ -1,0 +1,45 @@
+#pragma once
+// --threads of every command: by default the CPUs this process may run on.
+// The library's threaded results are bit-identical at any thread count
+// (detail/parallel.hpp: blocks of the data, merged in order), so the default
+// changes the time a command takes, never what it prints.
+#include <sched.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+namespace logratio_cli {
+
+/// The CPUs this process may use: its affinity mask (taskset, cpusets),
+/// capped by a cgroup v2 CPU quota (containers: `cpu.max` "QUOTA PERIOD",
+/// rounded up), at least 1 and at most 1024 (--threads' range).
+inline unsigned usable_cpus() {
+    unsigned n = std::thread::hardware_concurrency();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof(set), &set) == 0) n = static_cast<unsigned>(CPU_COUNT(&set));
+    std::ifstream max("/sys/fs/cgroup/cpu.max");
+    std::string quota;
+    double period = 0;
+    if (max >> quota >> period && quota != "max" && period > 0) {
+        try {
+            const double q = std::stod(quota) / period;
+            if (q > 0) n = std::min(n, static_cast<unsigned>(std::max(1.0, q + 0.999)));
+        } catch (const std::exception&) {  // not a number: no quota known
+        }
+    }
+    return std::clamp(n, 1u, 1024u);
+}
+
+/// Sets `threads` to usable_cpus() and adds --threads to c.
+inline void add_threads_option(CLI::App& c, unsigned& threads, const std::string& what) {
+    threads = usable_cpus();
+    c.add_option("--threads", threads, what + " (default: the CPUs this process may use)")
+        ->check(CLI::Range(1u, 1024u));
+}
+
+}  // namespace logratio_cli
