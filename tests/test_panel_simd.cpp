@@ -209,3 +209,42 @@ TEST_CASE("delta beyond the +-20 clamp: rho uses the clamped value, delta does n
     CHECK(p.ratio_min == doctest::Approx(std::exp(-20.0)).epsilon(1e-12));
     CHECK(p.delta_abs_max_at.position == 0);
 }
+
+TEST_CASE("simd vs scalar: batches with and without a |delta| past expm1_small_bound, clamped ones among them") {
+    // The kernel takes expm1 without the reduction for batches whose |delta|
+    // are all at most the bound (0.34), the full clamped expm1 otherwise:
+    // deltas right at, below and above it, a few far past the clamp (+-25),
+    // and large ones on masked-out tokens (which must not send a batch to
+    // the full path's numbers: the lanes are 0 there).
+    std::mt19937_64 g(41);
+    std::normal_distribution<double> small(0.0, 0.05);
+    const double edge[] = {0.34, -0.34, std::nextafter(0.34, 1.0), -std::nextafter(0.34, 1.0), 0.3399, -0.3401,
+                           0.9, -2.5, 25.0, -25.0};
+    const std::size_t n = 20011;
+    std::vector<double> t(n), r(n);
+    std::vector<std::uint8_t> m(n);
+    std::size_t past = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        r[i] = -30.0 - 0.5 * std::fabs(small(g));  // t = r + d stays negative for d = 25
+        double d = std::max(-0.3, std::min(0.3, small(g)));
+        if (g() % 50 == 0) d = edge[g() % 10];
+        m[i] = g() % 7 != 0;
+        t[i] = r[i] + d;
+        if (std::fabs(t[i] - r[i]) > 0.34 && m[i]) ++past;
+    }
+    REQUIRE(past > 100);
+    std::vector<std::int64_t> cu{0};
+    while (static_cast<std::size_t>(cu.back()) < n)
+        cu.push_back(std::min<std::int64_t>(cu.back() + 1 + static_cast<std::int64_t>(g() % 300), n));
+    auto v = logratio::paired_view<double, std::uint8_t>::packed(t.data(), r.data(), n, cu.data(), cu.size(), m.data());
+    const auto simd = logratio::kernels::compute_panel(v);
+    const auto scalar = logratio::accumulate_panel_scalar(v).finish();
+    std::map<std::string, double> want;
+    for (const auto& e : logratio::panel_entries(scalar))
+        if (e.second) want[e.first] = *e.second;
+    test::check_entries(simd, want, "edge deltas", 1e-12);
+    CHECK(simd.delta_abs_max == scalar.delta_abs_max);
+    CHECK(simd.delta_abs_max_at.sequence == scalar.delta_abs_max_at.sequence);
+    CHECK(simd.delta_abs_max_at.position == scalar.delta_abs_max_at.position);
+    test::check_entries(simd, test::reference_panel(v), "edge deltas vs naive");
+}

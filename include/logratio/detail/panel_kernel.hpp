@@ -11,12 +11,15 @@
 // the summed terms are
 //
 //   [masked in], l_T, l_E, delta, |delta|, (delta - K)^2,
-//   e = expm1(dc), (e - K_e)^2, e - dc, (1 + e) dc, |e|, [|delta| > thr_k]
+//   e = expm1(dc), (e - K_e)^2, e - dc, e dc, |e|, [|delta| > thr_k]
 //
 // (counts by popcount of the lane masks) plus min/max of delta, and the
 // per-sequence sums. K is the first
 // masked-in delta of the range (a shift that keeps the variance free of
-// cancellation), K_e = expm1(clamp(K)).
+// cancellation), K_e = expm1(clamp(K)). A batch whose |delta| are all at most
+// expm1_small_bound takes expm1 without the exp reduction (k = 0 there: the
+// same bits) and without the clamp; on AVX-512 the masked terms are single
+// zero-masked instructions. The terms are those of the scalar path either way.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -194,8 +197,8 @@ template <class V>
 struct panel_lanes {
     using ops = simd_ops<V>;
     V abs = ops::splat(0.0), dk2 = ops::splat(0.0);
-    V dmin = ops::splat(std::numeric_limits<double>::infinity());
-    V dmax = ops::splat(-std::numeric_limits<double>::infinity());
+    V dmin = ops::splat(std::numeric_limits<double>::infinity());   // of the finished sequences
+    V dmax = ops::splat(-std::numeric_limits<double>::infinity());  // (each folds its own in)
     V e = ops::splat(0.0), ek2 = ops::splat(0.0), k3 = ops::splat(0.0), rev = ops::splat(0.0), tv = ops::splat(0.0);
 };
 
@@ -235,7 +238,9 @@ void reduce_panel_lanes(panel_accumulator& acc, const panel_lanes<V>& s, double 
     acc.ratio_m1.max = std::expm1(clamp_delta(acc.delta.max));
     acc.sum_abs_delta = ops::sum(s.abs);
     acc.sum_k3 = ops::sum(s.k3);
-    acc.sum_reverse = ops::sum(s.rev);
+    // sum dc = sum e - sum (e - dc): its rounding error, ~u sum |e|, is of
+    // the order of the direct sum's of (1 + e) dc (terms ~ delta either way)
+    acc.sum_reverse = (se - acc.sum_k3) + ops::sum(s.rev);
     acc.sum_tv = ops::sum(s.tv);
 }
 
@@ -286,10 +291,11 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     const std::uint32_t nthr = NT >= 0 ? static_cast<std::uint32_t>(NT) : acc.num_thresholds;
     chunk_buffers buf;
 
-    const V zero = ops::splat(0.0), one = ops::splat(1.0);
+    const V zero = ops::splat(0.0);
     const V lo = ops::splat(-clamp_log_ratio), hi = ops::splat(clamp_log_ratio);
     const V pinf = ops::splat(std::numeric_limits<double>::infinity());
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
+    const V small = ops::splat(expm1_small_bound);
     V thr[panel_options::max_thresholds];
     std::uint64_t above[panel_options::max_thresholds] = {};
     for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k)
@@ -310,7 +316,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     for (std::uint64_t s = s0; s < s1; ++s) {
         const std::uint64_t b = v.sequence_begin(s), e = v.sequence_end(s);
         std::uint64_t row_n = 0;
-        V row_d = zero, row_t = zero, row_r = zero, row_amax = zero, row_top = ninf;
+        V row_d = zero, row_t = zero, row_r = zero, row_min = pinf, row_max = ninf, row_top = ninf;
         // One batch of L tokens: the per-token terms of the header comment.
         auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
             if (omit) {  // leave out NaN/Inf (x - x == 0 fails for them), count them
@@ -329,19 +335,25 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             row_d = row_d + d;
             row_t = row_t + t;
             row_r = row_r + r;
-            row_amax = ops::max(row_amax, ad);
             S.abs = S.abs + ad;
-            const V dk = ops::select(on, d - vK, zero);
+            const V dk = ops::sub_where(on, d, vK);
             S.dk2 = ops::mul_add(dk, dk, S.dk2);
-            S.dmin = ops::min(S.dmin, ops::select(on, d, pinf));
-            S.dmax = ops::max(S.dmax, ops::select(on, d, ninf));
-            const V dc = ops::min(ops::max(d, lo), hi);
-            const V em = ops::expm1(dc);  // rho - 1; 0 on masked-out lanes
+            row_min = ops::min_where(row_min, on, d);  // the row's max |delta| too
+            row_max = ops::max_where(row_max, on, d);
+            // rho - 1 (0 on masked-out lanes): without the exp reduction when
+            // every lane's |delta| is small (the same bits; most batches)
+            V dc = d, em;
+            if (ops::all(ad <= small)) {
+                em = ops::expm1_small(d);
+            } else {
+                dc = ops::min(ops::max(d, lo), hi);
+                em = ops::expm1(dc);
+            }
             S.e = S.e + em;
-            const V ek = ops::select(on, em - vKe, zero);
+            const V ek = ops::sub_where(on, em, vKe);
             S.ek2 = ops::mul_add(ek, ek, S.ek2);
             S.k3 = S.k3 + (em - dc);
-            S.rev = ops::mul_add(em + one, dc, S.rev);
+            S.rev = ops::mul_add(em, dc, S.rev);  // sum (1 + e) dc = sum e dc + sum dc
             S.tv = S.tv + ops::abs(em);
             for (std::uint32_t k = 0; k < nthr; ++k) above[k] += ops::count(ad > thr[k]);
             if constexpr (std::decay_t<Q>::active) hook.template add<V>(d, ad);
@@ -368,7 +380,9 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
         acc.seq_geo.add(sd / rn);
         acc.sum_train_ppl += std::exp(-st / rn);
         acc.sum_rollout_ppl += std::exp(-sr / rn);
-        const double ra = ops::hmax(row_amax);
+        S.dmin = ops::min(S.dmin, row_min);
+        S.dmax = ops::max(S.dmax, row_max);
+        const double ra = std::max(-ops::hmin(row_min), ops::hmax(row_max));
         if (ra > best) {
             best = ra;
             best_seq = s;

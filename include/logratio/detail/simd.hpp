@@ -18,6 +18,10 @@ namespace detail {
 template <class V>
 struct simd_ops;
 
+/// |x| at or below this: the exp reduction's k = round(x / ln2) is 0
+/// (0.34 / ln2 = 0.4905 < 1/2), so expm1_small(x) == expm1(x) bit for bit.
+constexpr double expm1_small_bound = 0.34;
+
 /// Scalar reference path: one lane.
 template <>
 struct simd_ops<double> {
@@ -32,6 +36,8 @@ struct simd_ops<double> {
     static double max(double a, double b) noexcept { return std::max(a, b); }
     static double mul_add(double a, double b, double c) noexcept { return a * b + c; }
     static double expm1(double x) noexcept { return std::expm1(x); }
+    static double expm1_small(double x) noexcept { return std::expm1(x); }
+    static double sub_where(bool m, double a, double b) noexcept { return m ? a - b : 0.0; }
     static double exp(double x) noexcept { return std::exp(x); }
     static double exp_nonpos(double x) noexcept { return std::exp(x); }
     static double sum(double x) noexcept { return x; }
@@ -63,6 +69,16 @@ struct simd_ops<xsimd::batch<double, A>> {
     /// against the scalar path within SPEC's tolerance.
     static value mul_add(const value& a, const value& b, const value& c) noexcept { return a * b + c; }
     static value expm1(const value& x) noexcept { return expm1_clamped(x); }
+    /// expm1(x) for |x| <= expm1_small_bound, where the reduction's k is 0:
+    /// the same bits as expm1(x), without the reduction and the 2^k steps.
+    static value expm1_small(const value& x) noexcept { return expm1_series<false>(x); }
+    /// a - b on the lanes of m, 0 elsewhere (one zero-masked instruction on AVX-512)
+    static value sub_where(const mask& m, const value& a, const value& b) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of<xsimd::avx512f, A>::value) return value(_mm512_maskz_sub_pd(m, a, b));
+#endif
+        return xsimd::select(m, a - b, value(0.0));
+    }
     /// exp over the whole double range (xsimd's; -inf gives 0)
     static value exp(const value& x) noexcept { return xsimd::exp(x); }
     /// all lanes of a mask false?
@@ -121,23 +137,16 @@ struct simd_ops<xsimd::batch<double, A>> {
         }
     }
 
-    /// The shared core of the two functions below, without a division or
-    /// an integer conversion: x = k ln2 + r with |r| <= ln2/2 (|x| <= 709),
-    /// returns expm1(r) by its Taylor series to degree 12 (truncation
-    /// < 2e-16 relative) and sets two_k = 2^k from the exponent bits.
-    /// Fused: the multiply-adds as single FMAs; unfused: every product
-    /// rounded, the arithmetic of the scalar path.
+    /// expm1(r) for |r| <= ln2/2 by its Taylor series to degree 12
+    /// (truncation < 2e-16 relative): r + r^2 p(r). Fused: the
+    /// multiply-adds as single FMAs; unfused: every product rounded, the
+    /// arithmetic of the scalar path.
     template <bool Fused>
-    static value expm1_reduced(const value& x, value& two_k) noexcept {
-        using ubatch = xsimd::batch<std::uint64_t, A>;
+    static value expm1_series(const value& r) noexcept {
         const auto madd = [](const value& a, const value& b, const value& c) {
             if constexpr (Fused) return xsimd::fma(a, b, c);
             else return value(a * b + c);
         };
-        const value shifter(6755399441055744.0);  // 1.5 * 2^52: rounds to integer, k in the low bits
-        const value kd_shifted = madd(x, value(1.4426950408889634), shifter);
-        const value k = kd_shifted - shifter;
-        const value r = madd(k, value(-1.90821492927058770002e-10), madd(k, value(-6.93147180369123816490e-01), x));
         // p(r) = sum_{i=0..10} r^i / (i+2)! by Estrin's scheme: dependency
         // depth 5 instead of Horner's 11 (the kernels were bound by this
         // chain's latency, not by the number of operations)
@@ -151,9 +160,27 @@ struct simd_ops<xsimd::batch<double, A>> {
         const value s1 = madd(r2, q3, q2);
         const value s2 = madd(r2, value(1.0 / 479001600.0), q4);
         const value p = madd(r8, s2, madd(r4, s1, s0));
+        return madd(r2, p, r);
+    }
+
+    /// The shared core of the two functions below, without a division or
+    /// an integer conversion: x = k ln2 + r with |r| <= ln2/2 (|x| <= 709),
+    /// returns expm1(r) (expm1_series) and sets two_k = 2^k from the
+    /// exponent bits. For |x| < 0.3466 (k = 0) r is x exactly.
+    template <bool Fused>
+    static value expm1_reduced(const value& x, value& two_k) noexcept {
+        using ubatch = xsimd::batch<std::uint64_t, A>;
+        const auto madd = [](const value& a, const value& b, const value& c) {
+            if constexpr (Fused) return xsimd::fma(a, b, c);
+            else return value(a * b + c);
+        };
+        const value shifter(6755399441055744.0);  // 1.5 * 2^52: rounds to integer, k in the low bits
+        const value kd_shifted = madd(x, value(1.4426950408889634), shifter);
+        const value k = kd_shifted - shifter;
+        const value r = madd(k, value(-1.90821492927058770002e-10), madd(k, value(-6.93147180369123816490e-01), x));
         const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
         two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
-        return madd(r2, p, r);  // expm1(r)
+        return expm1_series<Fused>(r);  // expm1(r)
     }
 
     /// expm1(x) for |x| <= 20 (the kernels' clamp range), unfused (the
