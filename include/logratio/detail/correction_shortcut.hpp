@@ -82,7 +82,9 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     s.t = s.t + t;
     s.r = s.r + r;
     s.d = s.d + d;
-    const V em = ops::expm1(d);
+    // without the exp reduction when every lane's |delta| is small (the
+    // same bits: simd.hpp, expm1_small_bound)
+    const V em = ops::all(ops::abs(d) <= ops::splat(expm1_small_bound)) ? ops::expm1_small(d) : ops::expm1(d);
     const V k3 = em - d;  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
     s.k3 = s.k3 + k3;
     s.dmin = ops::min_where(s.dmin, on, d);
