@@ -1,6 +1,6 @@
 // Every parallel path, at 1 to 4 threads: results do not depend on the thread
-// count (outputs written per token are identical; the panel, its quantiles
-// and the correction's metrics bit for bit: the reductions run over blocks
+// count (outputs written per token are identical; the panel, its quantiles,
+// the correction's metrics and the doctor's evidence bit for bit: the reductions run over blocks
 // of the data, not over one part per thread).
 // The `tsan` preset builds this suite with ThreadSanitizer: no data races.
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <logratio/correction/correction.hpp>
+#include <logratio/doctor/diagnose.hpp>
 #include <logratio/logits/logits.hpp>
 #include <logratio/panel/mismatch_split.hpp>
 #include <logratio/panel/panel.hpp>
@@ -158,8 +159,19 @@ TEST_CASE("threads: more than one block (2^20 tokens each): bit-identical result
             if (a[i].second && b[i].second) CHECK(bits(*a[i].second) == bits(*b[i].second));
         }
     };
+    const auto evidence = [&](unsigned t) {
+        logratio::doctor::diagnose_options d;
+        d.threads = t;
+        std::vector<std::pair<std::string, std::uint64_t>> out;
+        for (const auto& f : logratio::doctor::diagnose(v, d).findings)
+            for (const auto& e : f.evidence) out.emplace_back(f.check + "." + e.key + e.text, bits(e.value));
+        return out;
+    };
+    const auto d1 = evidence(1);
+    REQUIRE(d1.size() > 10);
     for (unsigned t = 2; t <= 4; ++t) {
         CAPTURE(t);
+        CHECK(evidence(t) == d1);
         same(logratio::panel_entries(logratio::compute_panel(v, {}, t)), e1);
         same(logratio::panel_entries(logratio::compute_panel_with_quantiles(v, {}, t)), q1);
         const auto c = logratio::correction_entries(logratio::correct(v, o, static_cast<float*>(nullptr), nullptr, t));
