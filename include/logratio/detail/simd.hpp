@@ -36,7 +36,13 @@ struct simd_ops<double> {
     static double max(double a, double b) noexcept { return std::max(a, b); }
     static double mul_add(double a, double b, double c) noexcept { return a * b + c; }
     static double expm1(double x) noexcept { return std::expm1(x); }
+    // the three steps of expm1 (see the SIMD path); one lane: std::expm1
+    static double expm1_reduce(double x, double& two_k) noexcept {
+        two_k = 1.0;
+        return x;
+    }
     static double expm1_small(double x) noexcept { return std::expm1(x); }
+    static double expm1_rebuild(double em_r, double) noexcept { return em_r; }
     static double sub_where(bool m, double a, double b) noexcept { return m ? a - b : 0.0; }
     static double exp(double x) noexcept { return std::exp(x); }
     static double exp_nonpos(double x) noexcept { return std::exp(x); }
@@ -69,9 +75,15 @@ struct simd_ops<xsimd::batch<double, A>> {
     /// against the scalar path within SPEC's tolerance.
     static value mul_add(const value& a, const value& b, const value& c) noexcept { return a * b + c; }
     static value expm1(const value& x) noexcept { return expm1_clamped(x); }
-    /// expm1(x) for |x| <= expm1_small_bound, where the reduction's k is 0:
-    /// the same bits as expm1(x), without the reduction and the 2^k steps.
-    static value expm1_small(const value& x) noexcept { return expm1_series<false>(x); }
+    /// expm1 in three steps, for kernels that skip the outer two when every
+    /// lane is small: expm1(x) == expm1_rebuild(expm1_small(expm1_reduce(x,
+    /// two_k)), two_k) bit for bit, and for |x| <= expm1_small_bound (where
+    /// the reduction's k is 0) == expm1_small(x).
+    static value expm1_reduce(const value& x, value& two_k) noexcept { return exp_reduce<false>(x, two_k); }
+    static value expm1_small(const value& r) noexcept { return expm1_series<false>(r); }
+    static value expm1_rebuild(const value& em_r, const value& two_k) noexcept {
+        return two_k * em_r + (two_k - value(1.0));
+    }
     /// a - b on the lanes of m, 0 elsewhere (one zero-masked instruction on AVX-512)
     static value sub_where(const mask& m, const value& a, const value& b) noexcept {
 #if defined(__AVX512F__)
@@ -163,12 +175,12 @@ struct simd_ops<xsimd::batch<double, A>> {
         return madd(r2, p, r);
     }
 
-    /// The shared core of the two functions below, without a division or
-    /// an integer conversion: x = k ln2 + r with |r| <= ln2/2 (|x| <= 709),
-    /// returns expm1(r) (expm1_series) and sets two_k = 2^k from the
-    /// exponent bits. For |x| < 0.3466 (k = 0) r is x exactly.
+    /// The reduction of the exps below, without a division or an integer
+    /// conversion: x = k ln2 + r with |r| <= ln2/2 (|x| <= 709); returns r
+    /// and sets two_k = 2^k from the exponent bits. For |x| < 0.3466 (k = 0)
+    /// r is x exactly.
     template <bool Fused>
-    static value expm1_reduced(const value& x, value& two_k) noexcept {
+    static value exp_reduce(const value& x, value& two_k) noexcept {
         using ubatch = xsimd::batch<std::uint64_t, A>;
         const auto madd = [](const value& a, const value& b, const value& c) {
             if constexpr (Fused) return xsimd::fma(a, b, c);
@@ -180,7 +192,12 @@ struct simd_ops<xsimd::batch<double, A>> {
         const value r = madd(k, value(-1.90821492927058770002e-10), madd(k, value(-6.93147180369123816490e-01), x));
         const ubatch bits = xsimd::bitwise_cast<ubatch>(kd_shifted);
         two_k = xsimd::bitwise_cast<value>((bits << 52) + ubatch(std::uint64_t(1023) << 52));
-        return expm1_series<Fused>(r);  // expm1(r)
+        return r;
+    }
+    /// expm1(r) of the reduced argument, and 2^k (exp_reduce)
+    template <bool Fused>
+    static value expm1_reduced(const value& x, value& two_k) noexcept {
+        return expm1_series<Fused>(exp_reduce<Fused>(x, two_k));
     }
 
     /// expm1(x) for |x| <= 20 (the kernels' clamp range), unfused (the
@@ -190,7 +207,7 @@ struct simd_ops<xsimd::batch<double, A>> {
     static value expm1_clamped(const value& x) noexcept {
         value two_k;
         const value em_r = expm1_reduced<false>(x, two_k);
-        return two_k * em_r + (two_k - value(1.0));
+        return expm1_rebuild(em_r, two_k);
     }
     /// exp(x) for x <= 0 (-inf included), fused (xsimd's exp divides and
     /// converts to integers; that dominated the logits kernel). Below -708
