@@ -44,17 +44,23 @@ TEST_CASE("the kernel's expm1 matches std::expm1 over the clamp range") {
     }
     INFO("worst relative error " << worst << " on " << xs.size() << " points");
     CHECK(worst < 1e-14);
-    // the kernels' three steps (reduce, series, rebuild) give expm1's bits
-    std::size_t differ = 0;
+    // the kernels' three steps (reduce, series, rebuild), and expm1_split
+    // with the reduction, give expm1's bits
+    std::size_t differ = 0, differ_split = 0;
     for (std::size_t i = 0; i < xs.size(); i += V::size) {
-        alignas(64) double a[V::size], b[V::size];
+        alignas(64) double a[V::size], b[V::size], c[V::size];
         const V x = V::load_unaligned(xs.data() + i);
         V two_k;
         ops::expm1_rebuild(ops::expm1_small(ops::expm1_reduce(x, two_k)), two_k).store_aligned(a);
         ops::expm1_clamped(x).store_aligned(b);
-        for (std::size_t k = 0; k < V::size; ++k) differ += std::memcmp(&a[k], &b[k], 8) != 0;
+        ops::expm1_split(x, true).store_aligned(c);
+        for (std::size_t k = 0; k < V::size; ++k) {
+            differ += std::memcmp(&a[k], &b[k], 8) != 0;
+            differ_split += std::memcmp(&c[k], &b[k], 8) != 0;
+        }
     }
     CHECK(differ == 0);
+    CHECK(differ_split == 0);
 }
 
 TEST_CASE("expm1 without the reduction, up to expm1_small_bound: the same bits as the reduced expm1") {
@@ -77,11 +83,14 @@ TEST_CASE("expm1 without the reduction, up to expm1_small_bound: the same bits a
     for (std::size_t i = 0; i < xs.size(); i += V::size) {
         alignas(64) double a[V::size], b[V::size];
         const V x = V::load_unaligned(xs.data() + i);
+        alignas(64) double c[V::size];
         ops::expm1_small(x).store_aligned(a);
         ops::expm1_clamped(x).store_aligned(b);
+        ops::expm1_split(x, false).store_aligned(c);  // the kernels' form of the same
         for (std::size_t k = 0; k < V::size; ++k) {
             // +0 and -0 may differ in sign only where the result is zero
             if (std::memcmp(&a[k], &b[k], 8) != 0 && !(a[k] == 0.0 && b[k] == 0.0)) ++differ;
+            differ += std::memcmp(&a[k], &c[k], 8) != 0;
         }
     }
     CHECK(differ == 0);

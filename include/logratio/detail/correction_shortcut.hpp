@@ -84,11 +84,7 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     s.d = s.d + d;
     // without the exp reduction when every lane's |delta| is small (the
     // same bits: simd.hpp, expm1_small_bound)
-    const bool reduce = !ops::all(ops::abs(d) <= ops::splat(expm1_small_bound));
-    V red = d, two_k = ops::splat(0.0);
-    if (reduce) red = ops::expm1_reduce(d, two_k);
-    V em = ops::expm1_small(red);  // one copy of the polynomial for both cases
-    if (reduce) em = ops::expm1_rebuild(em, two_k);
+    const V em = ops::expm1_split(d, !ops::all(ops::abs(d) <= ops::splat(expm1_small_bound)));
     const V k3 = em - d;  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
     s.k3 = s.k3 + k3;
     s.dmin = ops::min_where(s.dmin, on, d);

@@ -342,14 +342,10 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             row_max = ops::max_where(row_max, on, d);
             // rho - 1 (0 on masked-out lanes): without the exp reduction when
             // every lane's |delta| is small (the same bits; most batches)
-            V dc = d, red = d, two_k = zero;
             const bool reduce = !ops::all(ad <= small);
-            if (reduce) {
-                dc = ops::min(ops::max(d, lo), hi);
-                red = ops::expm1_reduce(dc, two_k);
-            }
-            V em = ops::expm1_small(red);  // one copy of the polynomial for both cases
-            if (reduce) em = ops::expm1_rebuild(em, two_k);
+            V dc = d;
+            if (reduce) dc = ops::min(ops::max(d, lo), hi);
+            const V em = ops::expm1_split(dc, reduce);
             S.e = S.e + em;
             const V ek = ops::sub_where(on, em, vKe);
             S.ek2 = ops::mul_add(ek, ek, S.ek2);

@@ -43,6 +43,7 @@ struct simd_ops<double> {
     }
     static double expm1_small(double x) noexcept { return std::expm1(x); }
     static double expm1_rebuild(double em_r, double) noexcept { return em_r; }
+    static double expm1_split(double x, bool) noexcept { return std::expm1(x); }
     static double sub_where(bool m, double a, double b) noexcept { return m ? a - b : 0.0; }
     static double exp(double x) noexcept { return std::exp(x); }
     static double exp_nonpos(double x) noexcept { return std::exp(x); }
@@ -83,6 +84,17 @@ struct simd_ops<xsimd::batch<double, A>> {
     static value expm1_small(const value& r) noexcept { return expm1_series<false>(r); }
     static value expm1_rebuild(const value& em_r, const value& two_k) noexcept {
         return two_k * em_r + (two_k - value(1.0));
+    }
+    /// expm1(x) (x within the clamp range) through the three steps, the outer
+    /// two only when `reduce` -- the caller's "some lane's |x| is above
+    /// expm1_small_bound" (the same bits either way; one copy of the
+    /// polynomial for both cases).
+    static value expm1_split(const value& x, bool reduce) noexcept {
+        value two_k(0.0), r = x;
+        if (reduce) r = expm1_reduce(x, two_k);
+        value em = expm1_small(r);
+        if (reduce) em = expm1_rebuild(em, two_k);  // a branch (a select would rebuild every batch)
+        return em;
     }
     /// a - b on the lanes of m, 0 elsewhere (one zero-masked instruction on AVX-512)
     static value sub_where(const mask& m, const value& a, const value& b) noexcept {
