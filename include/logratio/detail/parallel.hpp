@@ -78,12 +78,20 @@ std::vector<std::uint64_t> split_blocks(const paired_view<T, M>& v) {
     return split_sequences(v, static_cast<unsigned>(b));
 }
 
-/// Runs task(thread, first_block, last_block) for the blocks [0, blocks)
-/// cut into at most `threads` contiguous runs, one per thread.
+/// How many runs of blocks `threads` threads take: one per thread, at most
+/// one per block, at least one.
+inline unsigned block_runs(std::size_t blocks, unsigned threads) noexcept {
+    return static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+}
+/// The first block of run k of `runs` (run k is [run_begin(k), run_begin(k + 1))).
+inline std::size_t run_begin(std::size_t blocks, unsigned runs, unsigned k) noexcept { return blocks * k / runs; }
+
+/// Runs task(run, first_block, last_block) for the blocks [0, blocks) cut
+/// into block_runs(blocks, threads) contiguous runs, one per thread.
 template <class F>
 void run_block_runs(std::size_t blocks, unsigned threads, F&& task) {
-    const unsigned runs = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
-    run_parts(runs, [&](unsigned k) { task(k, blocks * k / runs, blocks * (k + 1) / runs); });
+    const unsigned runs = block_runs(blocks, threads);
+    run_parts(runs, [&](unsigned k) { task(k, run_begin(blocks, runs, k), run_begin(blocks, runs, k + 1)); });
 }
 
 /// The split -> run -> merge of every threaded accumulation: range(first,

@@ -542,7 +542,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     // blocks, one per thread, each with its own collector.
     const std::vector<std::uint64_t> cut = split_blocks(v);
     const std::size_t blocks = cut.size() - 1;
-    const unsigned runs = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, blocks)));
+    const unsigned runs = block_runs(blocks, threads);
     // Every histogram and map of this call, and the values of the buckets
     // that hold a rank, from one arena (huge pages, faulted in only where
     // written): 4.3 MiB of maps for one run, +0.5 MiB per further run,
@@ -567,7 +567,7 @@ panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, u
     if (ws.fused.size() < runs) ws.fused.resize(runs);
     std::vector<std::unique_ptr<quantile_collector<L>>> col;
     for (unsigned k = 0; k < runs; ++k) {
-        const std::uint64_t b0 = cut[blocks * k / runs], b1 = cut[blocks * (k + 1) / runs];
+        const std::uint64_t b0 = cut[run_begin(blocks, runs, k)], b1 = cut[run_begin(blocks, runs, k + 1)];
         const double tokens = static_cast<double>(v.sequence_begin(b1) - v.sequence_begin(b0));
         col.push_back(std::make_unique<quantile_collector<L>>(
             plan, ws.fused[k], static_cast<std::size_t>(tokens * plan.stored_share * 1.25) + 4096, &scratch));
