@@ -23,7 +23,7 @@ struct correct_args : input_args {
     std::string nonfinite = "raise";
     std::optional<double> is_threshold, is_lower, rs_lower, veto;
     bool batch_normalize = false, json = false;
-    unsigned threads = 1;  // add_threads_option: the usable CPUs
+    thread_count threads;  // --threads, or the usable CPUs
 };
 
 /// --flavour: the mode's framework when a mode is given.

@@ -30,7 +30,7 @@ namespace {
 struct doctor_args {
     std::string file, train, rollout, mask, offsets, old, each, pattern;
     bool json = false;
-    unsigned threads = 1;  // add_threads_option: the usable CPUs
+    thread_count threads;  // --threads, or the usable CPUs
 };
 
 void add_doctor_options(CLI::App* c, doctor_args& a) {

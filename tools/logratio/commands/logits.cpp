@@ -26,7 +26,7 @@ struct logits_args {
     std::string file;
     double temperature = 1.0;
     bool json = false;
-    unsigned threads = 1;  // add_threads_option: the usable CPUs
+    thread_count threads;  // --threads, or the usable CPUs
 };
 
 template <class T>

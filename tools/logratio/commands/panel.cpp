@@ -30,7 +30,7 @@ struct panel_args : input_args {
     std::string old;  ///< tensor (or .npy) of l_T under the rollout's weights
     bool json = false;
     bool no_quantiles = false;
-    unsigned threads = 1;  // add_threads_option: the usable CPUs
+    thread_count threads;  // --threads, or the usable CPUs
     std::vector<double> thresholds{1e-3, 0.01, 0.1, 1.0};
     std::string nonfinite = "raise";
     std::string each, csv, pattern;  ///< --each DIR: every dump's panel as a CSV table

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../io/table.hpp"
+#include "threads_option.hpp"
 
 namespace logratio_cli {
 
@@ -19,7 +20,7 @@ struct runs_args {
     history_options history;
     std::optional<long> position;
     bool json = false;
-    unsigned threads = 1;  // add_threads_option: the usable CPUs
+    thread_count threads;  // --threads, or the usable CPUs
 };
 
 /// The commands: exit code 0, or an exception (logratio::error) naming what is wrong.

@@ -35,10 +35,23 @@ inline unsigned usable_cpus() {
     return std::clamp(n, 1u, 1024u);
 }
 
-/// Sets `threads` to usable_cpus() and adds --threads to c.
-inline void add_threads_option(CLI::App& c, unsigned& threads, const std::string& what) {
-    threads = usable_cpus();
-    c.add_option("--threads", threads, what + " (default: the CPUs this process may use)")
+/// usable_cpus(), found once per process (at its first use).
+inline unsigned usable_cpus_once() {
+    static const unsigned n = usable_cpus();
+    return n;
+}
+
+/// --threads' value: the number given, or, when none was (0), the usable
+/// CPUs -- looked up only when a command asks, so registering the option
+/// costs nothing.
+struct thread_count {
+    unsigned given = 0;
+    operator unsigned() const { return given ? given : usable_cpus_once(); }  // NOLINT: a count where one is wanted
+};
+
+/// Adds --threads to c, bound to threads.given.
+inline void add_threads_option(CLI::App& c, thread_count& threads, const std::string& what) {
+    c.add_option("--threads", threads.given, what + " (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 1024u));
 }
 
