@@ -1,6 +1,7 @@
 // KLL sketch: the observed rank error of every returned quantile stays
 // within the sketch's stated (proven, 99%) bound, for single streams and
 // for merges of 2..64 sketches in different orders; serialization.
+#include "sanitized.hpp"
 #include "test_data.hpp"
 
 #include <logratio/quantiles/kll_sketch.hpp>
@@ -94,15 +95,17 @@ std::vector<float> fixture_deltas(std::size_t n) {
 }  // namespace
 
 TEST_CASE("kll: single streams, batched and single updates, several distributions") {
+    // sizes under the sanitizers: 500,000 and 2.5M values still compact
+    // through 11 and 14 levels (the paths); the bounds are the same
     for (const std::string dist : {"normal", "student_t2", "lognormal", "ties", "sorted"}) {
-        const auto x = draw(dist, 2000000, 3);
+        const auto x = draw(dist, test::sized(2000000), 3);
         sketch batched(200), single(200, 99);
         batched.update(x.data(), x.size());
         for (float v : x) single.update(v);
         check_sketch(batched, x, dist + " batched");
         check_sketch(single, x, dist + " single");
     }
-    const auto big = draw("student_t2", 10000000, 5);
+    const auto big = draw("student_t2", test::sized(10000000), 5);
     sketch s(200);
     s.update(big.data(), big.size());
     check_sketch(s, big, "10^7 student_t2");
@@ -117,7 +120,7 @@ TEST_CASE("kll: heavy-tailed delta from the fixtures") {
 }
 
 TEST_CASE("kll: merges of 2..64 sketches in different orders stay within the bound") {
-    const auto x = draw("lognormal", 4000000, 11);
+    const auto x = draw("lognormal", test::sized(4000000), 11);  // 1M under the sanitizers: 15,625 per sketch of 64
     for (std::size_t parts : {2, 3, 8, 64}) {
         CAPTURE(parts);
         std::vector<sketch> sk;
