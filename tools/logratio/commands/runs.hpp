@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../io/table.hpp"
-#include "threads_option.hpp"
+#include "thread_count.hpp"
 
 namespace logratio_cli {
 
