@@ -96,7 +96,7 @@ std::vector<float> fixture_deltas(std::size_t n) {
 
 TEST_CASE("kll: single streams, batched and single updates, several distributions") {
     // sizes under the sanitizers: 500,000 and 2.5M values still compact
-    // through 11 and 14 levels (the paths); the bounds are the same
+    // through many levels (about log2(n / k): 11 and 14); the bounds are the same
     for (const std::string dist : {"normal", "student_t2", "lognormal", "ties", "sorted"}) {
         const auto x = draw(dist, test::sized(2000000), 3);
         sketch batched(200), single(200, 99);

@@ -83,9 +83,8 @@ TEST_CASE("expm1 without the reduction, up to expm1_small_bound: the same bits a
     while (xs.size() % V::size) xs.push_back(0.1);
     std::size_t differ = 0;
     for (std::size_t i = 0; i < xs.size(); i += V::size) {
-        alignas(64) double a[V::size], b[V::size];
+        alignas(64) double a[V::size], b[V::size], c[V::size];
         const V x = V::load_unaligned(xs.data() + i);
-        alignas(64) double c[V::size];
         ops::expm1_small(x).store_aligned(a);
         ops::expm1_clamped(x).store_aligned(b);
         ops::expm1_split(x, false).store_aligned(c);  // the kernels' form of the same

@@ -36,14 +36,7 @@ struct simd_ops<double> {
     static double max(double a, double b) noexcept { return std::max(a, b); }
     static double mul_add(double a, double b, double c) noexcept { return a * b + c; }
     static double expm1(double x) noexcept { return std::expm1(x); }
-    // the three steps of expm1 (see the SIMD path); one lane: std::expm1
-    static double expm1_reduce(double x, double& two_k) noexcept {
-        two_k = 1.0;
-        return x;
-    }
-    static double expm1_small(double x) noexcept { return std::expm1(x); }
-    static double expm1_rebuild(double em_r, double) noexcept { return em_r; }
-    static double expm1_split(double x, bool) noexcept { return std::expm1(x); }
+    static double expm1_split(double x, bool) noexcept { return std::expm1(x); }  // one lane: no split
     static double sub_where(bool m, double a, double b) noexcept { return m ? a - b : 0.0; }
     static double exp(double x) noexcept { return std::exp(x); }
     static double exp_nonpos(double x) noexcept { return std::exp(x); }
