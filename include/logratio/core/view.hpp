@@ -118,7 +118,27 @@ public:
         return v;
     }
 
+    /// The same arrays, layout and offsets under another mask of size()
+    /// entries (null: every token counts).
+    template <class M2>
+    paired_view<T, M2> with_mask(const M2* mask) const noexcept {
+        paired_view<T, M2> v;
+        v.train_ = train_;
+        v.rollout_ = rollout_;
+        v.mask_ = mask;
+        v.size_ = size_;
+        v.layout_ = layout_;
+        v.rows_ = rows_;
+        v.cols_ = cols_;
+        v.offsets_ = offsets_;
+        v.offsets64_ = offsets64_;
+        return v;
+    }
+
 private:
+    template <class, class>
+    friend class paired_view;
+
     static void check_pointers(const T* train, const T* rollout, std::uint64_t n) {
         if (n != 0 && (train == nullptr || rollout == nullptr))
             throw shape_error("paired view: null train_logprobs or rollout_logprobs pointer for a non-empty view");

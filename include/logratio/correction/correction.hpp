@@ -99,15 +99,7 @@ template <class T, class M, class W>
 metric_entries framework_pass_kept(const paired_view<T, M>& v, const framework_mode& m, W* weights,
                                    std::uint8_t* mask) {
     const std::vector<std::uint8_t> keep(mask, mask + v.size());
-    const std::uint64_t S = v.num_sequences();
-    if (v.kind() == layout::padded)
-        return framework_pass(paired_view<T, std::uint8_t>::padded(v.train(), v.rollout(), keep.data(), S, v.cols()),
-                              m, weights, mask);
-    std::vector<std::int64_t> offsets(S + 1);
-    for (std::uint64_t s = 0; s <= S; ++s) offsets[s] = static_cast<std::int64_t>(v.sequence_begin(s));
-    return framework_pass(paired_view<T, std::uint8_t>::packed(v.train(), v.rollout(), v.size(), offsets.data(),
-                                                               offsets.size(), keep.data()),
-                          m, weights, mask);
+    return framework_pass(v.with_mask(keep.data()), m, weights, mask);
 }
 
 /// slime / trl: the kernel validates the input and writes the 0/1 mask (no IS,
@@ -143,15 +135,10 @@ correction_result correct_lanes(const paired_view<T, M>& v, const correction_opt
     });
     correction_result r = total.finish();
     if (weights && r.weight_scale != 1.0) {
-        const std::uint64_t first = v.sequence_begin(0), last = v.sequence_begin(v.num_sequences());
         const double scale = r.weight_scale;
         // the weights rescaled in `threads` equal slices of the token range
-        const unsigned wparts = static_cast<unsigned>(
-            std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::max(threads, 1u), last - first)));
-        detail::run_parts(wparts, [&](unsigned k) {
-            const std::uint64_t n = last - first;
-            scale_weights(weights, first + n / wparts * k, k + 1 == wparts ? last : first + n / wparts * (k + 1), scale);
-        });
+        run_slices(v.sequence_begin(0), v.sequence_begin(v.num_sequences()), threads,
+                   [&](std::uint64_t b, std::uint64_t e) { scale_weights(weights, b, e, scale); });
     }
     return r;
 }

@@ -68,6 +68,16 @@ void run_parts(unsigned parts, F&& task) {
         if (e) std::rethrow_exception(e);
 }
 
+/// Runs task(b, e) on [first, last) cut into equal slices, in parallel: one
+/// per thread, at most one per entry, at least one.
+template <class F>
+void run_slices(std::uint64_t first, std::uint64_t last, unsigned threads, F&& task) {
+    const std::uint64_t n = last - first;
+    const unsigned parts =
+        static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::max(threads, 1u), n)));
+    run_parts(parts, [&](unsigned k) { task(first + n / parts * k, k + 1 == parts ? last : first + n / parts * (k + 1)); });
+}
+
 /// The blocks of v: boundaries cut[0] = 0 < ... < cut[B] = S, about
 /// block_tokens tokens each (at most one block per sequence; sequences are
 /// never split). A function of the view's offsets only.
