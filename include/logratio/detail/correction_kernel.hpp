@@ -389,26 +389,29 @@ private:
 
     // ---- phase 2: per token
     /// Runs of the short cut where it applies (whole batches read straight
-    /// from memory), every other batch by the full step.
+    /// from memory), every other batch by the full step. One loop whether
+    /// the short cut applies or not: the full step -- the largest code of
+    /// the library -- is compiled twice per view type (one direct batch, the
+    /// staged tail) instead of once per loop of for_each_batch and call site.
     LOGRATIO_ALWAYS_INLINE void phase2(seq_t& q) {
         auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE { token_batch(q, t0, r0, on); };
 #if LOGRATIO_X86
         if constexpr (is_simd_batch<V>::template direct<T, M>) {
-            if (short_cut_) {
-                const std::uint64_t full_end = q.b + (q.e - q.b) / L * L;
-                std::uint64_t i = q.b;
-                while (i < full_end) {
+            const std::uint64_t full_end = q.b + (q.e - q.b) / L * L;
+            for (std::uint64_t i = q.b; i < full_end; i += L) {
+                if (short_cut_) {
                     i = p_.inside.own ? inside_run<V, W, true>(*v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f)
                                      : inside_run<V, W, false>(*v_, i, full_end, out_.weights, out_.mask, p_.inside, q.f);
                     if (i == full_end) break;
-                    q.pos = i;
-                    for_each_batch<V>(*v_, i, i + L, buf_, step);
-                    i += L;
+                } else {
+                    prefetch_ahead(v_->train(), v_->rollout(), v_->mask(), i, q.b);
                 }
-                q.pos = full_end;
-                if (full_end < q.e) for_each_batch<V>(*v_, full_end, q.e, buf_, step);
-                return;
+                q.pos = i;
+                direct_batch<V>(*v_, i, step);
             }
+            q.pos = full_end;
+            for_each_staged<V>(*v_, full_end, q.e, buf_, step);  // the tail (< L tokens)
+            return;
         }
 #endif
         for_each_batch<V>(*v_, q.b, q.e, buf_, step);

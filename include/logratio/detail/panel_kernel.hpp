@@ -152,6 +152,24 @@ LOGRATIO_ALWAYS_INLINE inline void prefetch_ahead(const T* tp, const T* rp, cons
 #endif
 
 /// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
+/// lanes at a time through the L1-resident staging buffer, the last batch
+/// padded with masked-out lanes: the path of every token where the arch or
+/// types have no widening loads, and of each sequence's tail.
+template <class V, class T, class M, class F>
+LOGRATIO_ALWAYS_INLINE inline void for_each_staged(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
+                                                   chunk_buffers& buf, F&& step) {
+    using ops = simd_ops<V>;
+    constexpr std::size_t L = ops::size;
+    const V zero = ops::splat(0.0);
+    for (std::uint64_t i = b; i < e; i += chunk_tokens) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
+        const std::size_t np = (n + L - 1) / L * L;
+        load_chunk(v, i, n, np, buf);
+        for (std::size_t j = 0; j < np; j += L) step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
+    }
+}
+
+/// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
 /// lanes at a time: straight from memory with widening loads (and software
 /// prefetch a few KiB ahead: the consumers are compute-heavy, so the hardware
 /// prefetcher alone leaves memory idle) where the arch and types allow,
@@ -159,37 +177,41 @@ LOGRATIO_ALWAYS_INLINE inline void prefetch_ahead(const T* tp, const T* rp, cons
 template <class V, class T, class M, class F>
 LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
                                                   chunk_buffers& buf, F&& step) {
-    using ops = simd_ops<V>;
-    constexpr std::size_t L = ops::size;
-    const V zero = ops::splat(0.0);
     std::uint64_t i = b;
 #if LOGRATIO_X86
     if constexpr (is_simd_batch<V>::template direct<T, M>) {
+        using ops = simd_ops<V>;
         using A = typename V::arch_type;
+        constexpr std::size_t L = ops::size;
         const T* tp = v.train();
         const T* rp = v.rollout();
         const M* mp = v.mask();
-        if (mp) {
-            for (; i + L <= e; i += L) {
-                prefetch_ahead(tp, rp, mp, i, b);
-                step(widen<A>(tp + i), widen<A>(rp + i), widen_mask<A>(mp + i));
-            }
-        } else {
-            const auto all = ops::splat(1.0) != zero;
-            for (; i + L <= e; i += L) {
-                prefetch_ahead(tp, rp, static_cast<const M*>(nullptr), i, b);
-                step(widen<A>(tp + i), widen<A>(rp + i), all);
-            }
+        const auto all = ops::splat(1.0) != ops::splat(0.0);
+        // One loop, the mask's presence tested per batch (predicted, and the
+        // loop too large for the compiler to unswitch): one copy of `step`
+        // for views with and without a mask.
+        for (; i + L <= e; i += L) {
+            prefetch_ahead(tp, rp, mp, i, b);
+            step(widen<A>(tp + i), widen<A>(rp + i), mp ? widen_mask<A>(mp + i) : all);
         }
     }
 #endif
-    for (; i < e; i += chunk_tokens) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_tokens, e - i));
-        const std::size_t np = (n + L - 1) / L * L;
-        load_chunk(v, i, n, np, buf);
-        for (std::size_t j = 0; j < np; j += L) step(ops::load(buf.t + j), ops::load(buf.r + j), ops::load(buf.w + j) != zero);
-    }
+    for_each_staged<V>(v, i, e, buf, step);
 }
+
+#if LOGRATIO_X86
+/// The one batch of L tokens at i straight from memory (the arch and types
+/// have widening loads): one copy of `step`, where for_each_batch would
+/// compile three (masked, unmasked and staged loops) for a single batch.
+template <class V, class T, class M, class F>
+LOGRATIO_ALWAYS_INLINE inline void direct_batch(const paired_view<T, M>& v, std::uint64_t i, F&& step) {
+    using A = typename V::arch_type;
+    using ops = simd_ops<V>;
+    const M* mp = v.mask();
+    const auto all = ops::splat(1.0) != ops::splat(0.0);
+    step(widen<A>(v.train() + i), widen<A>(v.rollout() + i), mp ? widen_mask<A>(mp + i) : all);
+}
+#endif
 
 /// The panel kernel's lane sums over every token of a range (the terms of
 /// the header comment), reduced once at the end.
