@@ -350,3 +350,72 @@ TEST_CASE("correction: bad input inside the short cut's interval is still named"
                          doctest::Contains("train_logprobs: non-finite log-prob nan at row 1, column 40"),
                          logratio::value_error);
 }
+
+TEST_CASE("correction: float, bool and int32 masks give the byte mask's weights, mask and metrics bit for bit") {
+    // A mask counts where m != 0 (NaN and -2 included, -0.0 not), whatever
+    // its type: the same tokens, so the same bits. Padded and packed, verl's
+    // and slime's flavour (whose pass re-reads the mask), 1 and 3 threads;
+    // float masks through logratio::kernels (dispatch holds byte and float
+    // masks), bool and int32 ones through the scalar path.
+    const std::size_t rows = 3, len = 5003;
+    const std::size_t n = rows * len - 1;
+    std::vector<float> t(rows * len), r(rows * len), fm(rows * len);
+    std::vector<std::uint8_t> bm(rows * len);
+    std::vector<std::int32_t> im(rows * len);
+    std::vector<char> bools(rows * len);
+    const float values[] = {0.0f, 1.0f, 0.5f, -2.0f, std::nanf(""), -0.0f, 1.0f, 1.0f, 0.0f, 1e-30f};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        r[i] = -0.5f - 0.001f * static_cast<float>(i % 97);
+        t[i] = r[i] + 0.02f * std::sin(static_cast<float>(i));
+        fm[i] = values[(i * 7) % 10];
+        bm[i] = fm[i] != 0.0f;  // NaN != 0
+        im[i] = static_cast<std::int32_t>(bm[i]) * static_cast<std::int32_t>(1 + i % 3);
+        bools[i] = static_cast<char>(bm[i]);
+    }
+    const bool* bp = reinterpret_cast<const bool*>(bools.data());
+    const std::vector<std::int64_t> cu{0, 1000, 7000, static_cast<std::int64_t>(n)};
+    using PV = logratio::paired_view<float, std::uint8_t>;
+    const PV pad = PV::padded(t.data(), r.data(), bm.data(), rows, len);
+    const PV pack = PV::packed(t.data(), r.data(), n, cu.data(), cu.size(), bm.data());
+    for (const char* flavour : {"verl", "slime"}) {
+        correction_options o;
+        if (std::string(flavour) == "verl") {
+            o.is = logratio::is_options{logratio::is_level::token, 2.0, std::nullopt, true};
+            o.rejection = logratio::parse_rejection("token_k1,seq_max_k3", "0.99_1.01,0.01");
+        } else {
+            o.flavour = logratio::framework::slime;
+        }
+        for (unsigned threads : {1u, 3u}) {
+            CAPTURE(flavour);
+            CAPTURE(threads);
+            std::vector<float> w0(t.size()), w1(t.size());
+            std::vector<std::uint8_t> k0(t.size()), k1(t.size());
+            // f(view, weights, mask) on the byte view and on the other one: the same bits
+            const auto same = [&](const PV& bytes, const auto& other, auto&& f) {
+                const auto a = as_map(f(bytes, w0.data(), k0.data()));
+                const auto b = as_map(f(other, w1.data(), k1.data()));
+                CHECK(std::memcmp(w0.data(), w1.data(), 4 * w0.size()) == 0);
+                CHECK(k0 == k1);
+                REQUIRE(a.size() == b.size());
+                for (const auto& e : a) {
+                    CAPTURE(e.first);
+                    CHECK(std::memcmp(&e.second, &b.at(e.first), 8) == 0);
+                }
+            };
+            const auto simd = [&](const auto& v, float* w, std::uint8_t* k) {
+                return logratio::kernels::correct(v, o, w, k, threads);
+            };
+            const auto scalar = [&](const auto& v, float* w, std::uint8_t* k) {
+                return logratio::correct_scalar(v, o, w, k, threads);
+            };
+            same(pad, logratio::paired_view<float, float>::padded(t.data(), r.data(), fm.data(), rows, len), simd);
+            same(pack, logratio::paired_view<float, float>::packed(t.data(), r.data(), n, cu.data(), cu.size(), fm.data()),
+                 simd);
+            same(pad, logratio::paired_view<float, float>::padded(t.data(), r.data(), fm.data(), rows, len), scalar);
+            same(pad, logratio::paired_view<float, bool>::padded(t.data(), r.data(), bp, rows, len), scalar);
+            same(pack,
+                 logratio::paired_view<float, std::int32_t>::packed(t.data(), r.data(), n, cu.data(), cu.size(), im.data()),
+                 scalar);
+        }
+    }
+}

@@ -3,6 +3,7 @@
 // every element type, both layouts, masked-out lanes, omitted tokens, heavy
 // ties at zero, threads, and data whose sample predicts the wrong buckets
 // (the fallback).
+#include "sanitized.hpp"
 #include "test_util.hpp"
 
 #include <logratio/dispatch/kernels.hpp>
@@ -112,7 +113,9 @@ TEST_CASE("panel with quantiles: data the sample mispredicts falls back and stay
     // The sample reads blocks of sample_block positions at a fixed stride; outliers
     // placed only outside those blocks hold the lower quantiles, in buckets
     // the sample never saw.
-    const std::size_t n = std::size_t(1) << 22;  // large enough that the sample skips positions
+    // large enough that the sample skips positions (2^20 under the
+    // sanitizers: a stride of 256 positions per sampled block of 64)
+    const std::size_t n = test::sized(std::size_t(1) << 22);
     std::vector<float> t, r;
     std::vector<std::uint8_t> m;
     make_data(n, 0.01, 0.0, 1.0, 8, t, r, m);

@@ -96,9 +96,14 @@ TEST_CASE("quantiles of a large view with heavy ties (bf16-like delta) equal rad
     const std::vector<double> probs{0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 0.95, 0.99, 0.999, 1};
     using Q = logratio::quantile_of;
     auto v = logratio::padded(t, r, m, n / 1024, 1024);
+    const std::vector<const char*> methods =
+        test::sanitized ? std::vector<const char*>{"linear", "nearest", "inverted_cdf"}
+                        : std::vector<const char*>{"linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "hazen"};
     for (Q what : {Q::delta, Q::abs_delta, Q::ratio}) {
         reference_of ref(v, what);
-        for (const char* method : {"linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "hazen"}) {
+        // every method's own ranks; under the sanitizers three (the same
+        // passes over memory, each method only picks other ranks)
+        for (const char* method : methods) {
             CAPTURE(method);
             CAPTURE(static_cast<int>(what));
             logratio::quantile_options o;
