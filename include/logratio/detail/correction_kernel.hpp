@@ -411,10 +411,11 @@ private:
             }
             q.pos = full_end;
             for_each_staged<V>(*v_, full_end, q.e, buf_, step);  // the tail (< L tokens)
-            return;
-        }
+        } else  // (not compiled where the loop above is)
 #endif
-        for_each_batch<V>(*v_, q.b, q.e, buf_, step);
+        {
+            for_each_batch<V>(*v_, q.b, q.e, buf_, step);
+        }
     }
 
     /// One batch of phase 2: the short cut's step when its deltas all lie
