@@ -202,7 +202,7 @@ LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, st
 #if LOGRATIO_X86
 /// The one batch of L tokens at i straight from memory (the arch and types
 /// have widening loads): one copy of `step`, where for_each_batch would
-/// compile three (masked, unmasked and staged loops) for a single batch.
+/// compile two (its direct and staged loops) for a single batch.
 template <class V, class T, class M, class F>
 LOGRATIO_ALWAYS_INLINE inline void direct_batch(const paired_view<T, M>& v, std::uint64_t i, F&& step) {
     using A = typename V::arch_type;
