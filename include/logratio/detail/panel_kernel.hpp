@@ -169,36 +169,6 @@ LOGRATIO_ALWAYS_INLINE inline void for_each_staged(const paired_view<T, M>& v, s
     }
 }
 
-/// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
-/// lanes at a time: straight from memory with widening loads (and software
-/// prefetch a few KiB ahead: the consumers are compute-heavy, so the hardware
-/// prefetcher alone leaves memory idle) where the arch and types allow,
-/// staged through `buf` otherwise and for the tail (masked-out padding).
-template <class V, class T, class M, class F>
-LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
-                                                  chunk_buffers& buf, F&& step) {
-    std::uint64_t i = b;
-#if LOGRATIO_X86
-    if constexpr (is_simd_batch<V>::template direct<T, M>) {
-        using ops = simd_ops<V>;
-        using A = typename V::arch_type;
-        constexpr std::size_t L = ops::size;
-        const T* tp = v.train();
-        const T* rp = v.rollout();
-        const M* mp = v.mask();
-        const auto all = ops::splat(1.0) != ops::splat(0.0);
-        // One loop, the mask's presence tested per batch (predicted, and the
-        // loop too large for the compiler to unswitch): one copy of `step`
-        // for views with and without a mask.
-        for (; i + L <= e; i += L) {
-            prefetch_ahead(tp, rp, mp, i, b);
-            step(widen<A>(tp + i), widen<A>(rp + i), mp ? widen_mask<A>(mp + i) : all);
-        }
-    }
-#endif
-    for_each_staged<V>(v, i, e, buf, step);
-}
-
 #if LOGRATIO_X86
 /// The one batch of L tokens at i straight from memory (the arch and types
 /// have widening loads): one copy of `step`, where for_each_batch would
@@ -212,6 +182,30 @@ LOGRATIO_ALWAYS_INLINE inline void direct_batch(const paired_view<T, M>& v, std:
     step(widen<A>(v.train() + i), widen<A>(v.rollout() + i), mp ? widen_mask<A>(mp + i) : all);
 }
 #endif
+
+/// Feeds tokens [b, e) of v to step(train, rollout, mask) one batch of
+/// lanes at a time: straight from memory with widening loads (and software
+/// prefetch a few KiB ahead: the consumers are compute-heavy, so the hardware
+/// prefetcher alone leaves memory idle) where the arch and types allow,
+/// staged through `buf` otherwise and for the tail (masked-out padding).
+template <class V, class T, class M, class F>
+LOGRATIO_ALWAYS_INLINE inline void for_each_batch(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e,
+                                                  chunk_buffers& buf, F&& step) {
+    std::uint64_t i = b;
+#if LOGRATIO_X86
+    if constexpr (is_simd_batch<V>::template direct<T, M>) {
+        constexpr std::size_t L = simd_ops<V>::size;
+        // One loop, the mask's presence tested per batch (direct_batch:
+        // predicted, and the loop too large for the compiler to unswitch):
+        // one copy of `step` for views with and without a mask.
+        for (; i + L <= e; i += L) {
+            prefetch_ahead(v.train(), v.rollout(), v.mask(), i, b);
+            direct_batch<V>(v, i, step);
+        }
+    }
+#endif
+    for_each_staged<V>(v, i, e, buf, step);
+}
 
 /// The panel kernel's lane sums over every token of a range (the terms of
 /// the header comment), reduced once at the end.
