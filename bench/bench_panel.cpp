@@ -11,6 +11,7 @@
 
 #include <logratio/logratio.hpp>
 
+#include "roofline.hpp"
 #include "synthetic.hpp"
 
 namespace {
@@ -85,16 +86,7 @@ void read_bandwidth(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     const unsigned threads = static_cast<unsigned>(st.range(1));
     const auto& d = get(n);
-    auto sum_range = [&](std::size_t b, std::size_t e) {
-        using B = xsimd::batch<std::uint32_t>;
-        B acc(0u);
-        const auto* t = reinterpret_cast<const std::uint32_t*>(d.train.data());
-        const auto* r = reinterpret_cast<const std::uint32_t*>(d.rollout.data());
-        const auto* m = reinterpret_cast<const std::uint32_t*>(d.mask.data());
-        for (std::size_t i = b; i < e; i += B::size) acc += B::load_unaligned(t + i) ^ B::load_unaligned(r + i);
-        for (std::size_t i = b / 4; i < e / 4; i += B::size) acc += B::load_unaligned(m + i);
-        return xsimd::hadd(acc);
-    };
+    auto sum_range = [&](std::size_t b, std::size_t e) { return bench::read_tokens(d, b, e); };
     for (auto _ : st) {
         std::uint32_t total = 0;
         if (threads == 1) {

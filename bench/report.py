@@ -169,3 +169,40 @@ else:
         npy = f"{r['numpy_ms']:.2f} | {r['vs_numpy']:.1f}" if r.get("numpy_ms") is not None else " | "
         print(f"| {r['name']} | {r['logratio_ms']:.2f} | {r['cxx_kernel_ms']:.2f} | {r['python_over_kernel']:.2f} | "
               f"{r['torch_ms']:.2f} | {r['vs_torch']:.1f} | {npy} |")
+
+try:
+    fl = medians(f"{out}/floors.json")
+except FileNotFoundError:
+    fl = None
+if fl is None:
+    print("\nFloors (bench/bench_floors.cpp): not run (needs AVX-512 BW).")
+else:
+    roof = fl["read_roofline/real_time"]["real_time"]
+    panel_ms = fl["panel_library/real_time"]["real_time"]
+    print("\nFloors behind the unmet targets of issue 21 (bench/bench_floors.cpp, x86-64-v4; experiments, not "
+          "library code; 2^25 float32 tokens, 80% mask, one thread, same binary, same run). The panel's hot loop "
+          "in float32 lanes against the library's panel and the read roofline:\n")
+    header('loop', 'ms', '% of read roofline', 'batches with an inexact float32 delta')
+    names = {"panel_library": "library panel (float64 lanes)",
+             "mixed_hot_loop<0>": "0: float32, no exactness (not SPEC-safe)",
+             "mixed_hot_loop<1>": "1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)",
+             "mixed_hot_loop<2>": "2: as 1, inexact batches through the float64 step"}
+    for key, label in names.items():
+        b = fl.get(f"{key}/real_time")
+        if b:
+            tested = key in ("mixed_hot_loop<1>", "mixed_hot_loop<2>")  # 0 does not test exactness
+            share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
+            print(f"| {label} | {b['real_time']:.1f} | {100 * roof / b['real_time']:.0f}% | {share} |")
+    print(f"| read roofline | {roof:.1f} | 100% | |")
+    c, s = fl.get("classify_simd/real_time"), fl.get("collector_scalar/real_time")
+    if c and s:
+        n = 2 ** 25
+        print(f"\nThe fused quantiles' per-token classification over the same deltas (held in L2), against the "
+              f"budget a 1.3x target leaves ({0.3 * panel_ms:.1f} ms = 30% of the panel's {panel_ms:.1f} ms, for "
+              f"the sample, the classification and the resolution together):\n")
+        header('classification', 'ms', 'ns per token', 'share of the 1.3x budget')
+        rows = (("library collector (staging + scalar histogram loop)", s),
+                (f"SIMD interval search ({c['bounds']:.0f} bounds, {100 * c['kept_share']:.1f}% gathered)", c))
+        for label, b in rows:
+            print(f"| {label} | {b['real_time']:.1f} | {1e6 * b['real_time'] / n:.2f} | "
+                  f"{100 * b['real_time'] / (0.3 * panel_ms):.0f}% |")

@@ -1,0 +1,344 @@
+// Google Benchmark: measured floors behind the targets of issue 21 that the
+// library does not meet (README, "Where the limits are"). Not library code:
+// two experiments, each against the library's own kernel in the same binary
+// on the same data (2^25 float32 tokens of synthetic.hpp, 80% mask), built
+// for x86-64-v4 only (AVX-512 BW).
+//
+// 1. The panel's hot loop in mixed precision (float32 lanes, 16 tokens per
+//    vector), three variants:
+//      0  float32 everywhere except the sums of l_T and l_E: no exactness
+//         test, no exact sum of delta -- an upper bound, not SPEC-safe;
+//      1  + delta's exactness per lane (TwoSum error = 0) and the sum of
+//         delta in float64 -- the exact-safe design before its repairs
+//         (inexact lanes only counted);
+//      2  as 1, a batch with an inexact lane through the float64 step.
+//    Against accumulate_panel and the read roofline (roofline.hpp).
+// 2. The fused quantiles' per-token classification: the library's collector
+//    (quantile_collector: staging + scalar histogram loop) against a SIMD
+//    classifier (16-bit bucket keys, 32 per vector; a 6-step branch-free
+//    search of up to 63 bucket bounds from the plan; a gap histogram by
+//    positional popcount; inside tokens by compression), both over the same
+//    deltas held in L2. Reports ns per token.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <logratio/logratio.hpp>
+#include <logratio/quantiles/panel_quantiles.hpp>
+
+#include "roofline.hpp"
+#include "synthetic.hpp"
+
+#if defined(__AVX512BW__)
+namespace {
+
+constexpr std::size_t row = 1024;
+const bench::tokens& data() { return bench::synthetic(std::size_t(1) << 25); }
+
+// ---------------------------------------------------------------- 1 ----
+inline __m512d lo_pd(__m512 x) { return _mm512_cvtps_pd(_mm512_castps512_ps256(x)); }
+inline __m512d hi_pd(__m512 x) {
+    return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+}
+inline __m512 abs_ps(__m512 x) { return _mm512_abs_ps(x); }
+
+/// float32 partial sums of 8 batches per lane, then flushed to float64.
+struct f32_sums {
+    __m512 abs = _mm512_setzero_ps(), k3 = abs, tv = abs, e2 = abs, ed = abs, dk2 = abs, ek2 = abs;
+};
+struct mixed_state {
+    __m512d t0 = _mm512_setzero_pd(), t1 = t0, r0 = t0, r1 = t0, d0 = t0, d1 = t0;
+    __m512d abs = t0, k3 = t0, tv = t0, e2 = t0, ed = t0, dk2 = t0, ek2 = t0, fallback = t0;
+    __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY), top = _mm512_set1_ps(-INFINITY);
+    std::uint64_t above[4] = {}, inexact = 0;
+};
+
+/// The float64 step's work on one 16-token batch (two 8-lane degree-12
+/// expm1 series and sums): the cost variant 2 pays per inexact batch.
+__attribute__((noinline)) void double_step(const float* t, const float* r, __m512d& s) {
+    for (int h = 0; h < 2; ++h) {
+        const __m512d d = _mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(t + 8 * h)),
+                                        _mm512_cvtps_pd(_mm256_loadu_ps(r + 8 * h)));
+        __m512d p = _mm512_set1_pd(1.0 / 479001600);
+        for (int j = 11; j >= 1; --j) p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(1.0 / j));
+        s = _mm512_add_pd(_mm512_fmadd_pd(d, d, _mm512_mul_pd(p, d)), _mm512_add_pd(s, _mm512_abs_pd(d)));
+    }
+}
+
+/// k3 = expm1(d) - d = d^2 (1/2 + d/6 + ... + d^7/9!) in float32 (Estrin).
+inline __m512 k3_ps(__m512 d) {
+    const __m512 d2 = _mm512_mul_ps(d, d), d4 = _mm512_mul_ps(d2, d2);
+    auto c = [](double x) { return _mm512_set1_ps(static_cast<float>(x)); };
+    const __m512 q0 = _mm512_fmadd_ps(d, c(1.0 / 6), c(0.5)), q1 = _mm512_fmadd_ps(d, c(1.0 / 120), c(1.0 / 24));
+    const __m512 q2 = _mm512_fmadd_ps(d, c(1.0 / 5040), c(1.0 / 720));
+    const __m512 q3 = _mm512_fmadd_ps(d, c(1.0 / 362880), c(1.0 / 40320));
+    const __m512 p = _mm512_fmadd_ps(d4, _mm512_fmadd_ps(d2, q3, q2), _mm512_fmadd_ps(d2, q1, q0));
+    return _mm512_mul_ps(d2, p);
+}
+
+template <int Var>
+inline void mixed_batch(const float* tp, const float* rp, const std::uint8_t* mp, mixed_state& S, f32_sums& F) {
+    const __m512 t = _mm512_loadu_ps(tp), r = _mm512_loadu_ps(rp);
+    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mp));
+    const __mmask16 k = _mm_test_epi8_mask(m, m);
+    S.t0 = _mm512_mask_add_pd(S.t0, static_cast<__mmask8>(k), S.t0, lo_pd(t));
+    S.t1 = _mm512_mask_add_pd(S.t1, static_cast<__mmask8>(k >> 8), S.t1, hi_pd(t));
+    S.r0 = _mm512_mask_add_pd(S.r0, static_cast<__mmask8>(k), S.r0, lo_pd(r));
+    S.r1 = _mm512_mask_add_pd(S.r1, static_cast<__mmask8>(k >> 8), S.r1, hi_pd(r));
+    S.top = _mm512_max_ps(S.top, _mm512_maskz_max_ps(k, t, r));
+    const __m512 d = _mm512_maskz_sub_ps(k, t, r), ad = abs_ps(d);
+    if constexpr (Var >= 1) {
+        S.d0 = _mm512_add_pd(S.d0, lo_pd(d));
+        S.d1 = _mm512_add_pd(S.d1, hi_pd(d));
+        const __m512 bb = _mm512_sub_ps(d, t);  // TwoSum(t, -r): its error is 0 iff d is exact
+        const __m512 err = _mm512_sub_ps(_mm512_sub_ps(t, _mm512_sub_ps(d, bb)), _mm512_add_ps(r, bb));
+        const __mmask16 bad = _mm512_mask_cmp_ps_mask(k, err, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        if (bad) {
+            ++S.inexact;
+            if constexpr (Var == 2) double_step(tp, rp, S.fallback);
+        }
+    }
+    const float thr[4] = {1e-3f, 1e-2f, 1e-1f, 1.0f};
+    for (int j = 0; j < 4; ++j)
+        S.above[j] += static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(ad, _mm512_set1_ps(thr[j]), _CMP_GT_OQ)));
+    S.mn = _mm512_mask_min_ps(S.mn, k, S.mn, d);
+    S.mx = _mm512_mask_max_ps(S.mx, k, S.mx, d);
+    const __m512 k3 = k3_ps(d), e = _mm512_add_ps(d, k3);
+    F.abs = _mm512_add_ps(F.abs, ad);
+    F.k3 = _mm512_add_ps(F.k3, k3);
+    F.tv = _mm512_add_ps(F.tv, abs_ps(e));
+    F.e2 = _mm512_fmadd_ps(e, e, F.e2);
+    F.ed = _mm512_fmadd_ps(e, d, F.ed);
+    const __m512 dk = _mm512_sub_ps(d, _mm512_set1_ps(1e-3f)), ek = _mm512_sub_ps(e, _mm512_set1_ps(1.0005e-3f));
+    F.dk2 = _mm512_mask3_fmadd_ps(dk, dk, F.dk2, k);
+    F.ek2 = _mm512_mask3_fmadd_ps(ek, ek, F.ek2, k);
+}
+
+inline void flush(__m512d& D, __m512 f) { D = _mm512_add_pd(D, _mm512_add_pd(lo_pd(f), hi_pd(f))); }
+
+template <int Var>
+__attribute__((noinline)) mixed_state mixed_panel(const bench::tokens& d) {
+    mixed_state S;
+    const std::size_t n = d.train.size();
+    for (std::size_t i = 0; i < n;) {
+        f32_sums F;
+        for (int b = 0; b < 8; ++b, i += 16) {
+            _mm_prefetch(reinterpret_cast<const char*>(d.train.data() + i + 2048), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(d.rollout.data() + i + 2048), _MM_HINT_T0);
+            if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(d.mask.data() + i + 2048), _MM_HINT_T0);
+            mixed_batch<Var>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, S, F);
+        }
+        flush(S.abs, F.abs), flush(S.k3, F.k3), flush(S.tv, F.tv), flush(S.e2, F.e2);
+        flush(S.ed, F.ed), flush(S.dk2, F.dk2), flush(S.ek2, F.ek2);
+    }
+    return S;
+}
+
+template <int Var>
+void mixed_hot_loop(benchmark::State& st) {
+    const auto& d = data();
+    mixed_state S;
+    for (auto _ : st) {
+        S = mixed_panel<Var>(d);
+        benchmark::DoNotOptimize(S);
+    }
+    st.counters["inexact_batch_share"] = static_cast<double>(S.inexact) / static_cast<double>(d.train.size() / 16);
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size() * 9));
+}
+BENCHMARK_TEMPLATE(mixed_hot_loop, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(mixed_hot_loop, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(mixed_hot_loop, 2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void panel_library(benchmark::State& st) {
+    const auto& d = data();
+    auto v = logratio::padded(d.train, d.rollout, d.mask, d.train.size() / row, row);
+    for (auto _ : st) {
+        auto acc = logratio::accumulate_panel(v, {}, 1);
+        benchmark::DoNotOptimize(acc);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size() * 9));
+}
+BENCHMARK(panel_library)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void read_roofline(benchmark::State& st) {
+    const auto& d = data();
+    for (auto _ : st) benchmark::DoNotOptimize(bench::read_tokens(d, 0, d.train.size()));
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+    st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size() * 9));
+}
+BENCHMARK(read_roofline)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------- 2 ----
+constexpr std::size_t block = 1024;  // tokens per staged block (the collector's)
+constexpr std::size_t ring = 16;     // blocks of deltas cycled through (128 KiB: L2)
+
+/// Masked-in deltas of the first ring * block tokens (masked-out: +0, as the kernel hands them).
+std::vector<double> ring_deltas(const bench::tokens& d) {
+    std::vector<double> out(ring * block);
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = d.mask[i] ? static_cast<double>(d.train[i]) - static_cast<double>(d.rollout[i]) : 0.0;
+    return out;
+}
+
+/// Sorted bounds of the plan's flagged runs in ordered 16-bit bucket keys:
+/// interval idx = #(bounds <= key), odd = a flagged run (gathered), even a
+/// gap (counted); the buckets of -0 and +0 are gaps of their own (an empty
+/// run between two adjacent gaps keeps the parity).
+std::vector<std::uint16_t> interval_bounds(const std::pmr::vector<std::uint8_t>& flag) {
+    std::vector<std::uint16_t> b;
+    for (std::uint32_t k = 1; k < flag.size(); ++k) {
+        const bool cut = k == 0x7fff || k == 0x8000 || k == 0x8001;
+        if (flag[k] != flag[k - 1]) b.push_back(static_cast<std::uint16_t>(k));
+        else if (cut && !flag[k]) b.insert(b.end(), 2, static_cast<std::uint16_t>(k));
+    }
+    if (flag[0]) b.insert(b.begin(), 0);
+    return b;
+}
+
+/// Per-bit counts of 32-bit one-hot vectors (Harley-Seal carry-save adders
+/// over 16 vectors, then a positional count of the carry-out).
+struct gap_counter {
+    __m512i ones = _mm512_setzero_si512(), twos = ones, fours = ones, eights = ones, in[16];
+    int queued = 0;
+    std::uint64_t count[32] = {};
+    static void csa(__m512i& h, __m512i& l, __m512i a, __m512i b, __m512i c) {
+        l = _mm512_ternarylogic_epi32(a, b, c, 0x96);
+        h = _mm512_ternarylogic_epi32(a, b, c, 0xe8);
+    }
+    void add(__m512i v) {
+        in[queued++] = v;
+        if (queued < 16) return;
+        queued = 0;
+        __m512i ta, tb, fa, fb, ea, eb, sixteens;
+        csa(ta, ones, ones, in[0], in[1]), csa(tb, ones, ones, in[2], in[3]), csa(fa, twos, twos, ta, tb);
+        csa(ta, ones, ones, in[4], in[5]), csa(tb, ones, ones, in[6], in[7]), csa(fb, twos, twos, ta, tb);
+        csa(ea, fours, fours, fa, fb);
+        csa(ta, ones, ones, in[8], in[9]), csa(tb, ones, ones, in[10], in[11]), csa(fa, twos, twos, ta, tb);
+        csa(ta, ones, ones, in[12], in[13]), csa(tb, ones, ones, in[14], in[15]), csa(fb, twos, twos, ta, tb);
+        csa(eb, fours, fours, fa, fb);
+        csa(sixteens, eights, eights, ea, eb);
+        for (int p = 0; p < 32; ++p)
+            count[p] += 16u * static_cast<unsigned>(__builtin_popcount(
+                                  _mm512_test_epi32_mask(sixteens, _mm512_set1_epi32(static_cast<int>(1u << p)))));
+    }
+};
+
+struct interval_classifier {
+    __m512i lo[6], hi[6];  // step s's table: bounds[i + step - 1] (0xffff past the end)
+    explicit interval_classifier(const std::vector<std::uint16_t>& bounds) {
+        const int steps[6] = {32, 16, 8, 4, 2, 1};
+        for (int s = 0; s < 6; ++s) {
+            alignas(64) std::uint16_t t[64];
+            for (int i = 0; i < 64; ++i) {
+                const std::size_t j = static_cast<std::size_t>(i + steps[s] - 1);
+                t[i] = j < bounds.size() ? bounds[j] : 0xffff;
+            }
+            lo[s] = _mm512_load_si512(t);
+            hi[s] = _mm512_load_si512(t + 32);
+        }
+    }
+    /// Ordered 16-bit keys (delta_buckets) of 32 deltas.
+    static __m512i keys(const double* x) {
+        const __m512d scale = _mm512_set1_pd(logratio::detail::delta_buckets::scale);
+        __m256 f[4];
+        for (int q = 0; q < 4; ++q) f[q] = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_loadu_pd(x + 8 * q), scale));
+        const __m512i z0 = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(f[0]), f[1], 1));
+        const __m512i z1 = _mm512_castps_si512(_mm512_insertf32x8(_mm512_castps256_ps512(f[2]), f[3], 1));
+        alignas(64) std::uint16_t odd[32];
+        for (int i = 0; i < 32; ++i) odd[i] = static_cast<std::uint16_t>(2 * i + 1);
+        const __m512i raw = _mm512_permutex2var_epi16(z0, _mm512_load_si512(odd), z1);
+        const __m512i sign = _mm512_srai_epi16(raw, 15);  // raw ^ 0xffff (negative), raw ^ 0x8000 (positive)
+        return _mm512_ternarylogic_epi32(raw, sign, _mm512_set1_epi16(static_cast<short>(0x8000)), 0x1e);
+    }
+    /// Gap counts of n deltas into g; the in-block positions of the inside
+    /// ones into pos; returns how many.
+    std::size_t classify(const double* x, std::size_t n, gap_counter& g, std::uint32_t* pos) const {
+        const int steps[6] = {32, 16, 8, 4, 2, 1};
+        std::size_t np = 0;
+        for (std::size_t i = 0; i < n; i += 32) {
+            const __m512i k = keys(x + i);
+            __m512i idx = _mm512_setzero_si512();
+            for (int s = 0; s < 6; ++s) {
+                const __m512i b = _mm512_permutex2var_epi16(lo[s], idx, hi[s]);
+                idx = _mm512_mask_add_epi16(idx, _mm512_cmp_epu16_mask(k, b, _MM_CMPINT_NLT), idx,
+                                            _mm512_set1_epi16(static_cast<short>(steps[s])));
+            }
+            const __mmask32 in = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(1));
+            const __m512i gap = _mm512_srli_epi16(idx, 1);
+            const __m512i g0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(gap));
+            const __m512i g1 = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(gap, 1));
+            g.add(_mm512_sllv_epi32(_mm512_set1_epi32(1), g0));
+            g.add(_mm512_sllv_epi32(_mm512_set1_epi32(1), g1));
+            const __m512i at = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(i)),
+                                                _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+            _mm512_storeu_si512(pos + np, _mm512_maskz_compress_epi32(static_cast<__mmask16>(in), at));
+            np += static_cast<unsigned>(__builtin_popcount(in & 0xffffu));
+            _mm512_storeu_si512(pos + np, _mm512_maskz_compress_epi32(static_cast<__mmask16>(in >> 16),
+                                                                      _mm512_add_epi32(at, _mm512_set1_epi32(16))));
+            np += static_cast<unsigned>(__builtin_popcount(in >> 16));
+        }
+        return np;
+    }
+};
+
+void classify_simd(benchmark::State& st) {
+    const auto& d = data();
+    auto v = logratio::padded(d.train, d.rollout, d.mask, d.train.size() / row, row);
+    const auto plan = logratio::detail::plan_panel_quantiles(v);
+    const std::vector<std::uint16_t> bounds = interval_bounds(plan.flag);
+    if (bounds.size() > 63) return st.SkipWithError("more than 63 bounds");
+    const interval_classifier c(bounds);
+    const std::vector<double> x = ring_deltas(d);
+    std::vector<double> cand(d.train.size());
+    std::vector<std::uint32_t> pos(block + 32);
+    std::size_t kept = 0;
+    for (auto _ : st) {
+        gap_counter g;
+        kept = 0;
+        for (std::size_t b = 0; b < d.train.size(); b += block) {
+            const double* blk = x.data() + (b / block % ring) * block;
+            const std::size_t np = c.classify(blk, block, g, pos.data());
+            for (std::size_t q = 0; q < np; ++q) cand[kept++] = blk[pos[q]];
+        }
+        benchmark::DoNotOptimize(g.count);
+    }
+    st.counters["bounds"] = static_cast<double>(bounds.size());
+    st.counters["kept_share"] = static_cast<double>(kept) / static_cast<double>(d.train.size());
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+}
+BENCHMARK(classify_simd)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void collector_scalar(benchmark::State& st) {
+    namespace D = logratio::detail;
+    using V = xsimd::batch<double, xsimd::avx512bw>;
+    const auto& d = data();
+    auto v = logratio::padded(d.train, d.rollout, d.mask, d.train.size() / row, row);
+    const auto plan = D::plan_panel_quantiles(v);
+    const std::vector<double> x = ring_deltas(d);
+    logratio::quantile_workspace ws;
+    ws.fused.resize(1);
+    for (auto _ : st) {
+        auto col = std::make_unique<D::quantile_collector<V::size>>(plan, ws.fused[0], d.train.size() / 8,
+                                                                    std::pmr::get_default_resource());
+        for (std::size_t b = 0; b < d.train.size(); b += block) {
+            const double* blk = x.data() + (b / block % ring) * block;
+            for (std::size_t i = 0; i < block; i += V::size) {
+                const V dv = V::load_unaligned(blk + i);
+                col->add(dv, xsimd::abs(dv));
+            }
+            col->flush();
+        }
+        benchmark::DoNotOptimize(col->used);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+}
+BENCHMARK(collector_scalar)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+#endif
+
+BENCHMARK_MAIN();
