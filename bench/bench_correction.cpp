@@ -13,6 +13,7 @@
 
 #include <logratio/logratio.hpp>
 
+#include "roofline.hpp"
 #include "synthetic.hpp"
 #include "token_options.hpp"
 
@@ -92,18 +93,7 @@ void traffic_roofline(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);
     const unsigned threads = static_cast<unsigned>(st.range(1));
     auto& d = get(n);
-    auto run = [&](std::size_t b, std::size_t e) {
-        using F = xsimd::batch<float>;
-        using U = xsimd::batch<std::uint8_t>;
-        constexpr std::size_t block = 64;  // a multiple of both batch sizes
-        static_assert(block % F::size == 0 && block % U::size == 0, "block");
-        for (std::size_t i = b; i < e; i += block) {
-            for (std::size_t k = i; k < i + block; k += F::size)
-                (F::load_unaligned(&d.train[k]) - F::load_unaligned(&d.rollout[k])).store_unaligned(&d.w[k]);
-            for (std::size_t k = i; k < i + block; k += U::size)
-                xsimd::select(U::load_unaligned(&d.mask[k]) != U(0), U(1), U(0)).store_unaligned(&d.out_mask[k]);
-        }
-    };
+    auto run = [&](std::size_t b, std::size_t e) { bench::move_tokens(d.in, d.w.data(), d.out_mask.data(), b, e); };
     for (auto _ : st) {
         if (threads == 1) {
             run(0, n);

@@ -13,6 +13,8 @@
 //         (inexact lanes only counted);
 //      2  as 1, a batch with an inexact lane through the float64 step.
 //    Against accumulate_panel and the read roofline (roofline.hpp).
+// 3. The correction's short cut in float32 lanes (variants 0 and 1 of 1),
+//    weights and mask written, against correct() and the traffic roofline.
 // 2. The fused quantiles' per-token classification: the library's collector
 //    (quantile_collector: staging + scalar histogram loop) against a SIMD
 //    classifier (16-bit bucket keys, 32 per vector; a 6-step branch-free
@@ -30,6 +32,7 @@
 
 #include "roofline.hpp"
 #include "synthetic.hpp"
+#include "token_options.hpp"
 
 #if defined(__AVX512BW__)
 namespace {
@@ -171,6 +174,121 @@ void read_roofline(benchmark::State& st) {
     st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size() * 9));
 }
 BENCHMARK(read_roofline)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------- 3 ----
+// The correction's short cut (token TIS C = 2, token_k1 band, token_k3
+// rejection: every token inside the interval, so no clamp, count or
+// rejection acts) in float32 lanes, weights and mask written; variants as
+// in 1 (0: no exactness; 1: + exact delta test and float64 sum of delta).
+struct correction_state {
+    __m512d t0 = _mm512_setzero_pd(), t1 = t0, r0 = t0, r1 = t0, d0 = t0, d1 = t0, k3 = t0, d2 = t0, k32 = t0, e2 = t0;
+    __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY), top = mx, k3min = mn;
+    std::uint64_t inexact = 0, outside = 0;
+};
+struct correction_f32 {
+    __m512 k3 = _mm512_setzero_ps(), d2 = k3, k32 = k3, e2 = k3;
+};
+
+template <int Var>
+inline void correction_batch(const float* tp, const float* rp, const std::uint8_t* mp, float* w, std::uint8_t* mo,
+                             correction_state& S, correction_f32& F) {
+    const __m512 t = _mm512_loadu_ps(tp), r = _mm512_loadu_ps(rp);
+    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mp));
+    const __mmask16 k = _mm_test_epi8_mask(m, m);
+    S.t0 = _mm512_mask_add_pd(S.t0, static_cast<__mmask8>(k), S.t0, lo_pd(t));
+    S.t1 = _mm512_mask_add_pd(S.t1, static_cast<__mmask8>(k >> 8), S.t1, hi_pd(t));
+    S.r0 = _mm512_mask_add_pd(S.r0, static_cast<__mmask8>(k), S.r0, lo_pd(r));
+    S.r1 = _mm512_mask_add_pd(S.r1, static_cast<__mmask8>(k >> 8), S.r1, hi_pd(r));
+    S.top = _mm512_max_ps(S.top, _mm512_maskz_max_ps(k, t, r));
+    const __m512 d = _mm512_maskz_sub_ps(k, t, r);
+    if constexpr (Var >= 1) {
+        S.d0 = _mm512_add_pd(S.d0, lo_pd(d));
+        S.d1 = _mm512_add_pd(S.d1, hi_pd(d));
+        const __m512 bb = _mm512_sub_ps(d, t);
+        const __m512 err = _mm512_sub_ps(_mm512_sub_ps(t, _mm512_sub_ps(d, bb)), _mm512_add_ps(r, bb));
+        S.inexact += _mm512_mask_cmp_ps_mask(k, err, _mm512_setzero_ps(), _CMP_NEQ_UQ) != 0;
+    }
+    // the short cut's interval (k1 band log 0.5 .. log 2, k3 <= 0.01: |delta| <~ 0.14)
+    const __mmask16 in = _mm512_cmp_ps_mask(d, _mm512_set1_ps(-0.14f), _CMP_GE_OQ) &
+                         _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.14f), _CMP_LE_OQ);
+    S.outside += in != 0xffff;
+    S.mn = _mm512_mask_min_ps(S.mn, k, S.mn, d);
+    S.mx = _mm512_mask_max_ps(S.mx, k, S.mx, d);
+    const __m512 k3 = k3_ps(d), e = _mm512_add_ps(d, k3);
+    F.k3 = _mm512_add_ps(F.k3, k3);
+    F.d2 = _mm512_fmadd_ps(d, d, F.d2);                   // k1's sum of squares
+    S.k3min = _mm512_mask_min_ps(S.k3min, k, S.k3min, k3);  // k3's minimum and sum of squares
+    F.k32 = _mm512_fmadd_ps(k3, k3, F.k32);
+    F.e2 = _mm512_fmadd_ps(e, e, F.e2);  // sum (w - 1)^2
+    _mm512_storeu_ps(w, _mm512_maskz_add_ps(k, e, _mm512_set1_ps(1.0f)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(mo), _mm_and_si128(_mm_movm_epi8(k), _mm_set1_epi8(1)));
+}
+
+template <int Var>
+__attribute__((noinline)) correction_state mixed_correction_pass(const bench::tokens& d, float* w, std::uint8_t* mo) {
+    correction_state S;
+    const std::size_t n = d.train.size();
+    for (std::size_t i = 0; i < n;) {
+        correction_f32 F;
+        for (int b = 0; b < 8; ++b, i += 16) {
+            _mm_prefetch(reinterpret_cast<const char*>(d.train.data() + i + 2048), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(d.rollout.data() + i + 2048), _MM_HINT_T0);
+            if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(d.mask.data() + i + 2048), _MM_HINT_T0);
+            correction_batch<Var>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, w + i, mo + i, S, F);
+        }
+        flush(S.k3, F.k3), flush(S.d2, F.d2), flush(S.k32, F.k32), flush(S.e2, F.e2);
+    }
+    return S;
+}
+
+struct outputs {
+    std::vector<float> w;
+    std::vector<std::uint8_t> mask;
+    explicit outputs(std::size_t n) : w(n), mask(n) {}
+};
+outputs& out() {
+    static outputs o(data().train.size());
+    return o;
+}
+
+template <int Var>
+void mixed_correction(benchmark::State& st) {
+    const auto& d = data();
+    correction_state S;
+    for (auto _ : st) {
+        S = mixed_correction_pass<Var>(d, out().w.data(), out().mask.data());
+        benchmark::DoNotOptimize(S);
+        benchmark::ClobberMemory();
+    }
+    st.counters["inexact_batch_share"] = static_cast<double>(S.inexact) / static_cast<double>(d.train.size() / 16);
+    st.counters["outside_batch_share"] = static_cast<double>(S.outside) / static_cast<double>(d.train.size() / 16);
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+}
+BENCHMARK_TEMPLATE(mixed_correction, 0)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(mixed_correction, 1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void correction_library(benchmark::State& st) {
+    const auto& d = data();
+    auto v = logratio::padded(d.train, d.rollout, d.mask, d.train.size() / row, row);
+    const auto o = bench::token_options();
+    for (auto _ : st) {
+        auto r = logratio::correct(v, o, out().w.data(), out().mask.data(), 1);
+        benchmark::DoNotOptimize(r);
+        benchmark::ClobberMemory();
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+}
+BENCHMARK(correction_library)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void traffic_roofline(benchmark::State& st) {
+    const auto& d = data();
+    for (auto _ : st) {
+        bench::move_tokens(d, out().w.data(), out().mask.data(), 0, d.train.size());
+        benchmark::ClobberMemory();
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * d.train.size()));
+}
+BENCHMARK(traffic_roofline)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // ---------------------------------------------------------------- 2 ----
 constexpr std::size_t block = 1024;  // tokens per staged block (the collector's)

@@ -206,3 +206,18 @@ else:
         for label, b in rows:
             print(f"| {label} | {b['real_time']:.1f} | {1e6 * b['real_time'] / n:.2f} | "
                   f"{100 * b['real_time'] / (0.3 * panel_ms):.0f}% |")
+    lib, traffic = fl.get("correction_library/real_time"), fl.get("traffic_roofline/real_time")
+    if lib and traffic:
+        print("\nThe correction's short cut in float32 lanes (token TIS C=2 + token_k1 band + token_k3 rejection, "
+              "every token inside the short cut's interval; weights and mask written) against `correct` and the "
+              "traffic roofline (14 bytes/token), same binary, same run:\n")
+        header('loop', 'ms', '% of traffic roofline', 'batches with an inexact float32 delta')
+        rows = (("library correct (float64 lanes)", lib, ""),
+                ("0: float32, no exactness (not SPEC-safe)", fl.get("mixed_correction<0>/real_time"), ""),
+                ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)",
+                 fl.get("mixed_correction<1>/real_time"), "share"))
+        for label, b, share in rows:
+            if b:
+                sh = f"{100 * b['inexact_batch_share']:.1f}%" if share else ""
+                print(f"| {label} | {b['real_time']:.1f} | {100 * traffic['real_time'] / b['real_time']:.0f}% | {sh} |")
+        print(f"| traffic roofline | {traffic['real_time']:.1f} | 100% | |")
