@@ -47,16 +47,69 @@ inline __m512d hi_pd(__m512 x) {
 }
 inline __m512 abs_ps(__m512 x) { return _mm512_abs_ps(x); }
 
+inline void flush(__m512d& D, __m512 f) { D = _mm512_add_pd(D, _mm512_add_pd(lo_pd(f), hi_pd(f))); }
+
 /// float32 partial sums of 8 batches per lane, then flushed to float64.
 struct f32_sums {
     __m512 abs = _mm512_setzero_ps(), k3 = abs, tv = abs, e2 = abs, ed = abs, dk2 = abs, ek2 = abs;
 };
-struct mixed_state {
+/// What both float32 loops keep: the float64 sums of l_T, l_E and (variants
+/// >= 1) delta, the guard's max, delta's extremes, the inexact batches.
+struct common_sums {
     __m512d t0 = _mm512_setzero_pd(), t1 = t0, r0 = t0, r1 = t0, d0 = t0, d1 = t0;
-    __m512d abs = t0, k3 = t0, tv = t0, e2 = t0, ed = t0, dk2 = t0, ek2 = t0, fallback = t0;
     __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY), top = _mm512_set1_ps(-INFINITY);
-    std::uint64_t above[4] = {}, inexact = 0;
+    std::uint64_t inexact = 0;
 };
+struct mixed_state : common_sums {
+    __m512d abs = _mm512_setzero_pd(), k3 = abs, tv = abs, e2 = abs, ed = abs, dk2 = abs, ek2 = abs, fallback = abs;
+    std::uint64_t above[4] = {};
+};
+struct batch16 {
+    __m512 t, r, d;  // d = t - r rounded to float32, 0 on masked-out lanes
+    __mmask16 k;     // masked in
+    bool inexact;    // a masked-in lane whose d is not exact (variants >= 1)
+};
+
+/// One batch's loads and the common sums (TwoSum(t, -r): its error is 0 iff
+/// d is exact).
+template <int Var>
+inline batch16 load_batch(const float* tp, const float* rp, const std::uint8_t* mp, common_sums& S) {
+    batch16 b{_mm512_loadu_ps(tp), _mm512_loadu_ps(rp), _mm512_setzero_ps(), 0, false};
+    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mp));
+    b.k = _mm_test_epi8_mask(m, m);
+    S.t0 = _mm512_mask_add_pd(S.t0, static_cast<__mmask8>(b.k), S.t0, lo_pd(b.t));
+    S.t1 = _mm512_mask_add_pd(S.t1, static_cast<__mmask8>(b.k >> 8), S.t1, hi_pd(b.t));
+    S.r0 = _mm512_mask_add_pd(S.r0, static_cast<__mmask8>(b.k), S.r0, lo_pd(b.r));
+    S.r1 = _mm512_mask_add_pd(S.r1, static_cast<__mmask8>(b.k >> 8), S.r1, hi_pd(b.r));
+    S.top = _mm512_max_ps(S.top, _mm512_maskz_max_ps(b.k, b.t, b.r));
+    b.d = _mm512_maskz_sub_ps(b.k, b.t, b.r);
+    if constexpr (Var >= 1) {
+        S.d0 = _mm512_add_pd(S.d0, lo_pd(b.d));
+        S.d1 = _mm512_add_pd(S.d1, hi_pd(b.d));
+        const __m512 bb = _mm512_sub_ps(b.d, b.t);
+        const __m512 err = _mm512_sub_ps(_mm512_sub_ps(b.t, _mm512_sub_ps(b.d, bb)), _mm512_add_ps(b.r, bb));
+        b.inexact = _mm512_mask_cmp_ps_mask(b.k, err, _mm512_setzero_ps(), _CMP_NEQ_UQ) != 0;
+        S.inexact += b.inexact;
+    }
+    S.mn = _mm512_mask_min_ps(S.mn, b.k, S.mn, b.d);
+    S.mx = _mm512_mask_max_ps(S.mx, b.k, S.mx, b.d);
+    return b;
+}
+
+/// batch(i) over every 16-token batch of d with the kernels' software
+/// prefetch, end_block() after every 8 batches (the float32 sums' flush).
+template <class B, class E>
+inline void for_each_batch16(const bench::tokens& d, B&& batch, E&& end_block) {
+    for (std::size_t i = 0; i < d.train.size();) {
+        for (int b = 0; b < 8; ++b, i += 16) {
+            _mm_prefetch(reinterpret_cast<const char*>(d.train.data() + i + 2048), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(d.rollout.data() + i + 2048), _MM_HINT_T0);
+            if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(d.mask.data() + i + 2048), _MM_HINT_T0);
+            batch(i);
+        }
+        end_block();
+    }
+}
 
 /// The float64 step's work on one 16-token batch (two 8-lane degree-12
 /// expm1 series and sums): the cost variant 2 pays per inexact batch.
@@ -83,31 +136,14 @@ inline __m512 k3_ps(__m512 d) {
 
 template <int Var>
 inline void mixed_batch(const float* tp, const float* rp, const std::uint8_t* mp, mixed_state& S, f32_sums& F) {
-    const __m512 t = _mm512_loadu_ps(tp), r = _mm512_loadu_ps(rp);
-    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mp));
-    const __mmask16 k = _mm_test_epi8_mask(m, m);
-    S.t0 = _mm512_mask_add_pd(S.t0, static_cast<__mmask8>(k), S.t0, lo_pd(t));
-    S.t1 = _mm512_mask_add_pd(S.t1, static_cast<__mmask8>(k >> 8), S.t1, hi_pd(t));
-    S.r0 = _mm512_mask_add_pd(S.r0, static_cast<__mmask8>(k), S.r0, lo_pd(r));
-    S.r1 = _mm512_mask_add_pd(S.r1, static_cast<__mmask8>(k >> 8), S.r1, hi_pd(r));
-    S.top = _mm512_max_ps(S.top, _mm512_maskz_max_ps(k, t, r));
-    const __m512 d = _mm512_maskz_sub_ps(k, t, r), ad = abs_ps(d);
-    if constexpr (Var >= 1) {
-        S.d0 = _mm512_add_pd(S.d0, lo_pd(d));
-        S.d1 = _mm512_add_pd(S.d1, hi_pd(d));
-        const __m512 bb = _mm512_sub_ps(d, t);  // TwoSum(t, -r): its error is 0 iff d is exact
-        const __m512 err = _mm512_sub_ps(_mm512_sub_ps(t, _mm512_sub_ps(d, bb)), _mm512_add_ps(r, bb));
-        const __mmask16 bad = _mm512_mask_cmp_ps_mask(k, err, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        if (bad) {
-            ++S.inexact;
-            if constexpr (Var == 2) double_step(tp, rp, S.fallback);
-        }
-    }
+    const batch16 b = load_batch<Var>(tp, rp, mp, S);
+    const __m512 d = b.d, ad = abs_ps(d);
+    const __mmask16 k = b.k;
+    if constexpr (Var == 2)
+        if (b.inexact) double_step(tp, rp, S.fallback);
     const float thr[4] = {1e-3f, 1e-2f, 1e-1f, 1.0f};
     for (int j = 0; j < 4; ++j)
         S.above[j] += static_cast<unsigned>(__builtin_popcount(_mm512_cmp_ps_mask(ad, _mm512_set1_ps(thr[j]), _CMP_GT_OQ)));
-    S.mn = _mm512_mask_min_ps(S.mn, k, S.mn, d);
-    S.mx = _mm512_mask_max_ps(S.mx, k, S.mx, d);
     const __m512 k3 = k3_ps(d), e = _mm512_add_ps(d, k3);
     F.abs = _mm512_add_ps(F.abs, ad);
     F.k3 = _mm512_add_ps(F.k3, k3);
@@ -119,23 +155,17 @@ inline void mixed_batch(const float* tp, const float* rp, const std::uint8_t* mp
     F.ek2 = _mm512_mask3_fmadd_ps(ek, ek, F.ek2, k);
 }
 
-inline void flush(__m512d& D, __m512 f) { D = _mm512_add_pd(D, _mm512_add_pd(lo_pd(f), hi_pd(f))); }
-
 template <int Var>
 __attribute__((noinline)) mixed_state mixed_panel(const bench::tokens& d) {
     mixed_state S;
-    const std::size_t n = d.train.size();
-    for (std::size_t i = 0; i < n;) {
-        f32_sums F;
-        for (int b = 0; b < 8; ++b, i += 16) {
-            _mm_prefetch(reinterpret_cast<const char*>(d.train.data() + i + 2048), _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(d.rollout.data() + i + 2048), _MM_HINT_T0);
-            if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(d.mask.data() + i + 2048), _MM_HINT_T0);
-            mixed_batch<Var>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, S, F);
-        }
-        flush(S.abs, F.abs), flush(S.k3, F.k3), flush(S.tv, F.tv), flush(S.e2, F.e2);
-        flush(S.ed, F.ed), flush(S.dk2, F.dk2), flush(S.ek2, F.ek2);
-    }
+    f32_sums F;
+    for_each_batch16(
+        d, [&](std::size_t i) { mixed_batch<Var>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, S, F); },
+        [&] {
+            flush(S.abs, F.abs), flush(S.k3, F.k3), flush(S.tv, F.tv), flush(S.e2, F.e2);
+            flush(S.ed, F.ed), flush(S.dk2, F.dk2), flush(S.ek2, F.ek2);
+            F = f32_sums{};
+        });
     return S;
 }
 
@@ -180,10 +210,10 @@ BENCHMARK(read_roofline)->UseRealTime()->Unit(benchmark::kMillisecond);
 // rejection: every token inside the interval, so no clamp, count or
 // rejection acts) in float32 lanes, weights and mask written; variants as
 // in 1 (0: no exactness; 1: + exact delta test and float64 sum of delta).
-struct correction_state {
-    __m512d t0 = _mm512_setzero_pd(), t1 = t0, r0 = t0, r1 = t0, d0 = t0, d1 = t0, k3 = t0, d2 = t0, k32 = t0, e2 = t0;
-    __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY), top = mx, k3min = mn;
-    std::uint64_t inexact = 0, outside = 0;
+struct correction_state : common_sums {
+    __m512d k3 = _mm512_setzero_pd(), d2 = k3, k32 = k3, e2 = k3;
+    __m512 k3min = _mm512_set1_ps(INFINITY);
+    std::uint64_t outside = 0;
 };
 struct correction_f32 {
     __m512 k3 = _mm512_setzero_ps(), d2 = k3, k32 = k3, e2 = k3;
@@ -192,28 +222,13 @@ struct correction_f32 {
 template <int Var>
 inline void correction_batch(const float* tp, const float* rp, const std::uint8_t* mp, float* w, std::uint8_t* mo,
                              correction_state& S, correction_f32& F) {
-    const __m512 t = _mm512_loadu_ps(tp), r = _mm512_loadu_ps(rp);
-    const __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mp));
-    const __mmask16 k = _mm_test_epi8_mask(m, m);
-    S.t0 = _mm512_mask_add_pd(S.t0, static_cast<__mmask8>(k), S.t0, lo_pd(t));
-    S.t1 = _mm512_mask_add_pd(S.t1, static_cast<__mmask8>(k >> 8), S.t1, hi_pd(t));
-    S.r0 = _mm512_mask_add_pd(S.r0, static_cast<__mmask8>(k), S.r0, lo_pd(r));
-    S.r1 = _mm512_mask_add_pd(S.r1, static_cast<__mmask8>(k >> 8), S.r1, hi_pd(r));
-    S.top = _mm512_max_ps(S.top, _mm512_maskz_max_ps(k, t, r));
-    const __m512 d = _mm512_maskz_sub_ps(k, t, r);
-    if constexpr (Var >= 1) {
-        S.d0 = _mm512_add_pd(S.d0, lo_pd(d));
-        S.d1 = _mm512_add_pd(S.d1, hi_pd(d));
-        const __m512 bb = _mm512_sub_ps(d, t);
-        const __m512 err = _mm512_sub_ps(_mm512_sub_ps(t, _mm512_sub_ps(d, bb)), _mm512_add_ps(r, bb));
-        S.inexact += _mm512_mask_cmp_ps_mask(k, err, _mm512_setzero_ps(), _CMP_NEQ_UQ) != 0;
-    }
+    const batch16 b = load_batch<Var>(tp, rp, mp, S);
+    const __m512 d = b.d;
+    const __mmask16 k = b.k;
     // the short cut's interval (k1 band log 0.5 .. log 2, k3 <= 0.01: |delta| <~ 0.14)
     const __mmask16 in = _mm512_cmp_ps_mask(d, _mm512_set1_ps(-0.14f), _CMP_GE_OQ) &
                          _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.14f), _CMP_LE_OQ);
     S.outside += in != 0xffff;
-    S.mn = _mm512_mask_min_ps(S.mn, k, S.mn, d);
-    S.mx = _mm512_mask_max_ps(S.mx, k, S.mx, d);
     const __m512 k3 = k3_ps(d), e = _mm512_add_ps(d, k3);
     F.k3 = _mm512_add_ps(F.k3, k3);
     F.d2 = _mm512_fmadd_ps(d, d, F.d2);                   // k1's sum of squares
@@ -227,17 +242,16 @@ inline void correction_batch(const float* tp, const float* rp, const std::uint8_
 template <int Var>
 __attribute__((noinline)) correction_state mixed_correction_pass(const bench::tokens& d, float* w, std::uint8_t* mo) {
     correction_state S;
-    const std::size_t n = d.train.size();
-    for (std::size_t i = 0; i < n;) {
-        correction_f32 F;
-        for (int b = 0; b < 8; ++b, i += 16) {
-            _mm_prefetch(reinterpret_cast<const char*>(d.train.data() + i + 2048), _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(d.rollout.data() + i + 2048), _MM_HINT_T0);
-            if (i % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(d.mask.data() + i + 2048), _MM_HINT_T0);
+    correction_f32 F;
+    for_each_batch16(
+        d,
+        [&](std::size_t i) {
             correction_batch<Var>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, w + i, mo + i, S, F);
-        }
-        flush(S.k3, F.k3), flush(S.d2, F.d2), flush(S.k32, F.k32), flush(S.e2, F.e2);
-    }
+        },
+        [&] {
+            flush(S.k3, F.k3), flush(S.d2, F.d2), flush(S.k32, F.k32), flush(S.e2, F.e2);
+            F = correction_f32{};
+        });
     return S;
 }
 
@@ -246,8 +260,13 @@ struct outputs {
     std::vector<std::uint8_t> mask;
     explicit outputs(std::size_t n) : w(n), mask(n) {}
 };
+/// The outputs, written once before any timing (their pages faulted in).
 outputs& out() {
-    static outputs o(data().train.size());
+    static outputs o = [] {
+        outputs x(data().train.size());
+        bench::move_tokens(data(), x.w.data(), x.mask.data(), 0, x.w.size());
+        return x;
+    }();
     return o;
 }
 
