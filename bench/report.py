@@ -2,27 +2,12 @@
 """Turns the Google Benchmark JSON and the numpy timings of one run into
 bench/RESULTS.md (medians of the repetitions)."""
 import json
-import platform
 import sys
+
+from bench_json import cpu, header, medians
 
 out, levels = sys.argv[1], sys.argv[2:]
 numpy = json.load(open(f"{out}/numpy.json"))
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
-
-
-def header(*cols):
-    """A markdown table's header and separator rows."""
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-
-
-def medians(path):
-    res = {}
-    for b in json.load(open(path))["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            res[b["run_name"]] = b
-    return res
-
 
 print("# Benchmark results\n")
 print(f"Machine: {cpu}, 2 cores. One run of `bash bench/run.sh`; medians of 3 repetitions.")
@@ -170,54 +155,3 @@ else:
         print(f"| {r['name']} | {r['logratio_ms']:.2f} | {r['cxx_kernel_ms']:.2f} | {r['python_over_kernel']:.2f} | "
               f"{r['torch_ms']:.2f} | {r['vs_torch']:.1f} | {npy} |")
 
-try:
-    fl = medians(f"{out}/floors.json")
-except FileNotFoundError:
-    fl = None
-if fl is None:
-    print("\nFloors (bench/bench_floors.cpp): not run (needs AVX-512 BW).")
-else:
-    roof = fl["read_roofline/real_time"]["real_time"]
-    panel_ms = fl["panel_library/real_time"]["real_time"]
-    print("\nFloors behind the unmet targets of issue 21 (bench/bench_floors.cpp, x86-64-v4; experiments, not "
-          "library code; 2^25 float32 tokens, 80% mask, one thread, same binary, same run). The panel's hot loop "
-          "in float32 lanes against the library's panel and the read roofline:\n")
-    header('loop', 'ms', '% of read roofline', 'batches with an inexact float32 delta')
-    names = {"panel_library": "library panel (float64 lanes)",
-             "mixed_hot_loop<0>": "0: float32, no exactness (not SPEC-safe)",
-             "mixed_hot_loop<1>": "1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)",
-             "mixed_hot_loop<2>": "2: as 1, inexact batches through the float64 step"}
-    for key, label in names.items():
-        b = fl.get(f"{key}/real_time")
-        if b:
-            tested = key in ("mixed_hot_loop<1>", "mixed_hot_loop<2>")  # 0 does not test exactness
-            share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
-            print(f"| {label} | {b['real_time']:.1f} | {100 * roof / b['real_time']:.0f}% | {share} |")
-    print(f"| read roofline | {roof:.1f} | 100% | |")
-    c, s = fl.get("classify_simd/real_time"), fl.get("collector_scalar/real_time")
-    if c and s:
-        n = 2 ** 25
-        print(f"\nThe fused quantiles' per-token classification over the same deltas (held in L2), against the "
-              f"budget a 1.3x target leaves ({0.3 * panel_ms:.1f} ms = 30% of the panel's {panel_ms:.1f} ms, for "
-              f"the sample, the classification and the resolution together):\n")
-        header('classification', 'ms', 'ns per token', 'share of the 1.3x budget')
-        rows = (("library collector (staging + scalar histogram loop)", s),
-                (f"SIMD interval search ({c['bounds']:.0f} bounds, {100 * c['kept_share']:.1f}% gathered)", c))
-        for label, b in rows:
-            print(f"| {label} | {b['real_time']:.1f} | {1e6 * b['real_time'] / n:.2f} | "
-                  f"{100 * b['real_time'] / (0.3 * panel_ms):.0f}% |")
-    lib, traffic = fl.get("correction_library/real_time"), fl.get("traffic_roofline/real_time")
-    if lib and traffic:
-        print("\nThe correction's short cut in float32 lanes (token TIS C=2 + token_k1 band + token_k3 rejection, "
-              "every token inside the short cut's interval; weights and mask written) against `correct` and the "
-              "traffic roofline (14 bytes/token), same binary, same run:\n")
-        header('loop', 'ms', '% of traffic roofline', 'batches with an inexact float32 delta')
-        rows = (("library correct (float64 lanes)", lib, ""),
-                ("0: float32, no exactness (not SPEC-safe)", fl.get("mixed_correction<0>/real_time"), ""),
-                ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)",
-                 fl.get("mixed_correction<1>/real_time"), "share"))
-        for label, b, share in rows:
-            if b:
-                sh = f"{100 * b['inexact_batch_share']:.1f}%" if share else ""
-                print(f"| {label} | {b['real_time']:.1f} | {100 * traffic['real_time'] / b['real_time']:.0f}% | {sh} |")
-        print(f"| traffic roofline | {traffic['real_time']:.1f} | 100% | |")

@@ -22,12 +22,6 @@ for level in "${levels[@]}"; do
   build/bench/bench/bench_doctor_"$level" --benchmark_format=json --benchmark_repetitions=3 \
     --benchmark_report_aggregates_only=true > "$out/doctor_$level.json"
 done
-# The floors behind issue 21's unmet targets (AVX-512 BW machines only)
-rm -f "$out/floors.json"
-if [ "${levels[${#levels[@]}-1]}" = x86-64-v4 ]; then
-  build/bench/bench/bench_floors --benchmark_format=json --benchmark_repetitions=3 \
-    --benchmark_report_aggregates_only=true > "$out/floors.json"
-fi
 best="${levels[${#levels[@]}-1]}"
 build/bench/bench/bench_quantiles_"$best" --benchmark_format=json --benchmark_repetitions=3 \
   --benchmark_report_aggregates_only=true > "$out/quantiles.json"
