@@ -16,17 +16,23 @@ print(f"Machine: {cpu}, 2 cores. One run of `bash bench/floors.sh` (bench/bench_
       "medians of 3 repetitions. Experiments, not library code, each against the library's own kernel and a "
       "roofline loop in the same binary and run, on the benchmarks' data (2^25 float32 tokens, 80% mask, one "
       "thread).\n")
+
+
+def loop_table(rows, roof_ms, roof_name):
+    """Rows (label, benchmark, whether it tests exactness) against a roofline."""
+    header('loop', 'ms', f"% of {roof_name}", 'batches with an inexact float32 delta')
+    for label, key, tested in rows:
+        b = fl[f"{key}/real_time"]
+        share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
+        print(f"| {label} | {b['real_time']:.1f} | {100 * roof_ms / b['real_time']:.0f}% | {share} |")
+    print(f"| {roof_name} | {roof_ms:.1f} | 100% | |")
+
+
 print("The panel's hot loop in float32 lanes against the library's panel and the read roofline (9 bytes/token):\n")
-header('loop', 'ms', '% of read roofline', 'batches with an inexact float32 delta')
-rows = (("library panel (float64 lanes)", "panel_library", False),
-        ("0: float32, no exactness (not SPEC-safe)", "mixed_hot_loop<0>", False),
-        ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_hot_loop<1>", True),
-        ("2: as 1, inexact batches through the float64 step", "mixed_hot_loop<2>", True))
-for label, key, tested in rows:
-    b = fl[f"{key}/real_time"]
-    share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
-    print(f"| {label} | {b['real_time']:.1f} | {100 * roof / b['real_time']:.0f}% | {share} |")
-print(f"| read roofline | {roof:.1f} | 100% | |")
+loop_table((("library panel (float64 lanes)", "panel_library", False),
+            ("0: float32, no exactness (not SPEC-safe)", "mixed_hot_loop<0>", False),
+            ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_hot_loop<1>", True),
+            ("2: as 1, inexact batches through the float64 step", "mixed_hot_loop<2>", True)), roof, "read roofline")
 
 c, s = fl["classify_simd/real_time"], fl["collector_scalar/real_time"]
 print(f"\nThe fused quantiles' per-token classification over the same deltas (held in L2) against the budget a "
@@ -38,16 +44,11 @@ for label, b in (("library collector (staging + scalar histogram loop)", s),
     print(f"| {label} | {b['real_time']:.1f} | {1e6 * b['real_time'] / n:.2f} | "
           f"{100 * b['real_time'] / (0.3 * panel_ms):.0f}% |")
 
-lib, traffic = fl["correction_library/real_time"], fl["traffic_roofline/real_time"]
+traffic = fl["traffic_roofline/real_time"]
 print("\nThe correction's short cut in float32 lanes (token TIS C=2 + token_k1 band + token_k3 rejection, every "
       "token inside the short cut's interval; weights and mask written) against `correct` and the traffic "
       "roofline (14 bytes/token):\n")
-header('loop', 'ms', '% of traffic roofline', 'batches with an inexact float32 delta')
-rows = (("library correct (float64 lanes)", "correction_library", False),
-        ("0: float32, no exactness (not SPEC-safe)", "mixed_correction<0>", False),
-        ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_correction<1>", True))
-for label, key, tested in rows:
-    b = fl[f"{key}/real_time"]
-    share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
-    print(f"| {label} | {b['real_time']:.1f} | {100 * traffic['real_time'] / b['real_time']:.0f}% | {share} |")
-print(f"| traffic roofline | {traffic['real_time']:.1f} | 100% | |")
+loop_table((("library correct (float64 lanes)", "correction_library", False),
+            ("0: float32, no exactness (not SPEC-safe)", "mixed_correction<0>", False),
+            ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_correction<1>", True)),
+           traffic['real_time'], "traffic roofline")

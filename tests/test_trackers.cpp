@@ -498,3 +498,105 @@ TEST_CASE("TRL trainer_state.json read in one pass: text and nested values passe
                       doctest::Contains("trainer_state.json: line 2: not valid JSON"));
     fs::remove_all(dir.parent_path().parent_path());
 }
+
+namespace {
+
+bool has_note(const std::vector<std::string>& notes, const std::string& part) {
+    for (const auto& n : notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+const tr::run_history& run_named(const tr::history_set& set, const std::string& name) {
+    for (const auto& r : set.runs)
+        if (r.name == name) return r;
+    FAIL("no run named '" << name << "'");
+    return set.runs.front();
+}
+std::vector<double> values_of(const tr::run_history& r) {
+    std::vector<double> v;
+    for (const auto& p : r.metrics.at(metric)) v.push_back(p.value);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("MLflow SQLite store: +-inf kept as +-DBL_MAX by MLflow read as +-inf; deleted runs out; a relaunch kept apart") {
+    const auto set = read_auto(data("edge/mlflow_edge.db"));
+    // inf-run's deleted twin and its empty relaunch do not count: it keeps its name
+    REQUIRE(set.runs.size() == 3);
+    const auto v = values_of(run_named(set, "inf-run"));
+    REQUIRE(v.size() == 4);
+    CHECK(v[0] == 0.125);
+    CHECK((std::isinf(v[1]) && v[1] > 0));
+    CHECK((std::isinf(v[2]) && v[2] < 0));
+    CHECK(v[3] == 0.375);
+    CHECK(values_of(run_named(set, "relaunch (bbbb2222)")) == std::vector<double>{0.5});
+    CHECK(values_of(run_named(set, "relaunch (cccc3333)")) == std::vector<double>{0.25, 0.75});
+    CHECK(has_note(set.notes, "2 runs share a name with another run (a relaunch?)"));
+    CHECK(has_note(set.notes, "1 deleted run(s) not read"));
+}
+
+TEST_CASE("MLflow file store: deleted runs out, runs without metrics out, a relaunch kept apart") {
+    const auto set = read_auto(data("edge/mlruns"));
+    REQUIRE(set.runs.size() == 2);
+    CHECK(values_of(run_named(set, "relaunch (1111aaaa)")) == std::vector<double>{0.5});
+    CHECK(values_of(run_named(set, "relaunch (2222bbbb)")) == std::vector<double>{0.25, 0.75});
+    CHECK(has_note(set.notes, "1 deleted run(s) not read"));
+}
+
+TEST_CASE("verl file logger: null (orjson's NaN and +-Infinity) is a NaN point, with a note") {
+    const auto set = read_auto(data("edge/verl_null.jsonl"));
+    REQUIRE(set.runs.size() == 1);
+    const auto v = values_of(set.runs[0]);
+    REQUIRE(v.size() == 3);
+    CHECK(v[0] == 0.125);
+    CHECK(std::isnan(v[1]));
+    CHECK(v[2] == 0.375);
+    CHECK(has_note(set.notes, "1 null value(s) in verl data dicts read as NaN"));
+}
+
+TEST_CASE("W&B history: a training step logged at two events (a rewound resume) keeps the last value, with a note") {
+    const auto runs = convert(read_auto(data("edge/wandb_rewind.jsonl")));
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].series.update == std::vector<double>{1, 2});
+    CHECK(runs[0].series.value == std::vector<double>{0.875, 0.75});
+    CHECK(has_note(runs[0].notes, "2 training step(s) of '" + metric + "' logged at more than one '_step'"));
+}
+
+TEST_CASE("TRL: runs sharing a name in two groups are named by their paths; a renamed trainer_state.json is found") {
+    const auto set = read_auto(data("edge/trl"));
+    REQUIRE(set.runs.size() == 2);
+    CHECK(run_named(set, "async/seed0").group == "async");
+    CHECK(values_of(run_named(set, "sync/seed0")) == std::vector<double>{0.125, 0.25});
+    const auto renamed = read_auto(data("edge/trl_renamed/run1_trainer_state.json"));
+    CHECK(renamed.reader == "TRL trainer_state.json");
+    REQUIRE(renamed.runs.size() == 1);
+    CHECK(renamed.runs[0].name == "trl_renamed");
+    // the file named alone, from inside its directory (no directory part)
+    namespace fs = std::filesystem;
+    const fs::path here = fs::current_path();
+    fs::current_path(data("edge/trl_renamed"));
+    const auto local = tr::read_input("run1_trainer_state.json", "auto");
+    fs::current_path(here);
+    REQUIRE(local.set.runs.size() == 1);
+    CHECK(local.set.runs[0].name == "trl_renamed");
+}
+
+TEST_CASE("JSON Lines: a long table with NaN tokens; a history whose last line was cut off mid-write") {
+    const auto d = tr::read_input(data("edge/long_nan.jsonl"), "auto");
+    REQUIRE(d.kind == tr::detected_input::long_table);
+    std::vector<logratio_cli::run_input> runs;
+    logratio_cli::long_format_runs(d.table, "m", runs);
+    REQUIRE(runs.size() == 1);
+    REQUIRE(runs[0].series.value.size() == 2);
+    CHECK(runs[0].series.value[0] == 0.5);
+    CHECK(std::isnan(runs[0].series.value[1]));
+    const auto cut = read_auto(data("edge/wandb_cut.jsonl"));
+    CHECK(values_of(cut.runs.at(0)) == std::vector<double>{0.125, 0.25});
+    CHECK(has_note(cut.notes, "wandb_cut.jsonl: line 3: the last line has no newline and is not a whole JSON record"));
+    // a finished last line without its newline is read; a syntax error in it stays an error
+    CHECK(values_of(tr::read_json_history_text("{\"_step\": 0, \"" + metric + "\": 0.5}", "x.jsonl", tr::key_filter()).runs.at(0)) ==
+          std::vector<double>{0.5});
+    CHECK_THROWS_WITH_AS(tr::read_json_history_text("{\"_step\": 0, \"m\": 0.5,, \"n\": 1}", "x.jsonl", tr::key_filter()),
+                         doctest::Contains("x.jsonl: line 1: not valid JSON"), logratio::format_error);
+}

@@ -172,10 +172,7 @@ def mlflow_files(rs, root):
     write(f"{root}/mlruns/1/meta.yaml", "experiment_id: '1'\nname: mismatch\nlifecycle_stage: active\n")
 
 
-def mlflow_sqlite(rs, path):
-    if os.path.exists(path):
-        os.remove(path)
-    db = sqlite3.connect(path)
+def mlflow_sqlite_schema(db):
     db.executescript("""
       CREATE TABLE experiments (experiment_id INTEGER PRIMARY KEY, name VARCHAR(256));
       CREATE TABLE runs (run_uuid VARCHAR(32) PRIMARY KEY, name VARCHAR(250), experiment_id INTEGER,
@@ -184,6 +181,13 @@ def mlflow_sqlite(rs, path):
       CREATE TABLE metrics (key VARCHAR(250), value FLOAT NOT NULL, timestamp BIGINT, run_uuid VARCHAR(32),
                             step BIGINT NOT NULL DEFAULT '0', is_nan BOOLEAN NOT NULL DEFAULT '0');""")
     db.execute("INSERT INTO experiments VALUES (1, 'mismatch')")
+
+
+def mlflow_sqlite(rs, path):
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    mlflow_sqlite_schema(db)
     for i, (name, group, pts) in enumerate(rs):
         uuid = f"{i:02d}feed" + "0" * 26
         db.execute("INSERT INTO runs VALUES (?, ?, 1, 'FINISHED', ?, 'active')", (uuid, name, int(T0 * 1000)))
@@ -255,6 +259,65 @@ def bad_inputs(root):
     write(f"{b}/only_step.csv", "_step,m\n0,0.5\n1,0.25\n")
 
 
+def edge_cases(root):
+    """Real-file shapes the reference runs do not have (edge/): MLflow's SQL
+    store keeping +-inf as +-DBL_MAX, deleted runs and a relaunch under the
+    same name; verl's orjson nulls; a W&B run that rewound its training
+    step; TRL runs sharing a name across groups and a renamed
+    trainer_state.json; a long JSON Lines table with NaN; a JSON Lines
+    history whose last line was cut off mid-write."""
+    e = f"{root}/edge"
+    db = f"{e}/mlflow_edge.db"
+    os.makedirs(e, exist_ok=True)
+    if os.path.exists(db):
+        os.remove(db)
+    c = sqlite3.connect(db)
+    mlflow_sqlite_schema(c)
+    big = sys.float_info.max
+    runs_ = (("aaaa1111" + "0" * 24, "inf-run", "active", [0.125, big, -big, 0.375]),
+             ("bbbb2222" + "0" * 24, "relaunch", "active", [0.5]),          # crashed after one point
+             ("cccc3333" + "0" * 24, "relaunch", "active", [0.25, 0.75]),   # relaunched under the same name
+             ("dddd4444" + "0" * 24, "inf-run", "deleted", [9.0]),          # deleted: not read
+             ("eeee5555" + "0" * 24, "inf-run", "active", []))              # crashed before logging
+    for uuid, name, stage, vals in runs_:
+        c.execute("INSERT INTO runs VALUES (?, ?, 1, 'FINISHED', ?, ?)", (uuid, name, int(T0 * 1000), stage))
+        c.execute("INSERT INTO tags VALUES ('mlflow.runName', ?, ?)", (name, uuid))
+        for s, v in enumerate(vals, start=1):
+            c.execute("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, 0)", (METRIC, v, int((T0 + s) * 1000), uuid, s))
+    c.commit()
+    c.execute("VACUUM")
+    c.close()
+    # the file store: a relaunch under one name, a deleted run, an empty run
+    for run_id, name, stage, vals in (("1111aaaa" + "0" * 24, "relaunch", "active", [0.5]),
+                                      ("2222bbbb" + "0" * 24, "relaunch", "active", [0.25, 0.75]),
+                                      ("3333cccc" + "0" * 24, "gone", "deleted", [9.0]),
+                                      ("4444dddd" + "0" * 24, "relaunch", "active", [])):
+        d = f"{e}/mlruns/1/{run_id}"
+        write(f"{d}/meta.yaml", f"run_id: {run_id}\nrun_name: {name}\nexperiment_id: '1'\nlifecycle_stage: {stage}\n")
+        os.makedirs(f"{d}/metrics", exist_ok=True)
+        if vals:
+            write(f"{d}/metrics/{METRIC}", "".join(f"{int((T0 + s) * 1000)} {v!r} {s}\n" for s, v in enumerate(vals, 1)))
+    write(f"{e}/mlruns/1/meta.yaml", "experiment_id: '1'\nname: mismatch\nlifecycle_stage: active\n")
+    # verl's file logger writes with orjson: NaN and +-Infinity become null
+    write(f"{e}/verl_null.jsonl", "".join(json.dumps({"step": s, "data": {METRIC: v}}) + "\n"
+                                           for s, v in ((1, 0.125), (2, None), (3, 0.375))))
+    # a resumed W&B run: _step goes on, train/step goes back from 2 to 1
+    ev = [{"_step": k, STEP: st, METRIC: v} for k, (st, v) in enumerate(((1, 0.125), (2, 0.25), (1, 0.875), (2, 0.75)))]
+    write(f"{e}/wandb_rewind.jsonl", "".join(json.dumps(x) + "\n" for x in ev))
+    # TRL: sync/seed0 and async/seed0; a trainer_state.json saved under another name
+    for group, v in (("sync", 0.125), ("async", 0.25)):
+        state = {"global_step": 2, "log_history": [{METRIC: v, "step": 1}, {METRIC: v * 2, "step": 2}]}
+        write(f"{e}/trl/{group}/seed0/checkpoint-2/trainer_state.json", json.dumps(state, indent=2) + "\n")
+    state = {"global_step": 1, "log_history": [{METRIC: 0.5, "step": 1}]}
+    write(f"{e}/trl_renamed/run1_trainer_state.json", json.dumps(state, indent=2) + "\n")
+    # a long table in JSON Lines, Python's NaN token in it
+    write(f"{e}/long_nan.jsonl", json.dumps({"run": "a", "update": 1, "m": 0.5}) + "\n" +
+          json.dumps({"run": "a", "update": 2, "m": math.nan}) + "\n")
+    # a W&B history still being written: its last line stops mid-record
+    write(f"{e}/wandb_cut.jsonl", json.dumps({"_step": 0, METRIC: 0.125}) + "\n" +
+          json.dumps({"_step": 1, METRIC: 0.25}) + "\n" + '{"_step": 2, "' + METRIC + '": 0.3')
+
+
 def fuzz_seeds(root, fuzz):
     """Seeds of fuzz/corpus/{json_history,chart} from the test files (the
     json_history target reads its first byte as options)."""
@@ -313,7 +376,7 @@ def main(argv):
         return
     root = argv[-1]
     rs = runs()
-    for d in ("wandb_history", "wandb_jsonl", "wandb_json", "verl", "mlruns", "trl", "bad"):
+    for d in ("wandb_history", "wandb_jsonl", "wandb_json", "verl", "mlruns", "trl", "bad", "edge"):
         shutil.rmtree(f"{root}/{d}", ignore_errors=True)
     long_table(rs, f"{root}/long.csv")
     long_table(rs, f"{root}/long_bom_crlf.csv", bom_crlf=True)
@@ -327,6 +390,7 @@ def main(argv):
     trl_states(rs, root)
     binary_layouts(rs, root)
     bad_inputs(root)
+    edge_cases(root)
     fuzz = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz")
     if os.path.isdir(fuzz):
         fuzz_seeds(root, fuzz)

@@ -1,5 +1,7 @@
 #include "table.hpp"
 
+#include "trackers/lenient_json.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -129,12 +131,9 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
     std::string s;
     for (std::size_t line = 1; std::getline(in, s); ++line) {
         if (s.find_first_not_of(" \t\r") == std::string::npos) continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(s);
-        } catch (const nlohmann::json::exception& e) {
-            throw format_error(concat(path, ": line ", line, ": not valid JSON: ", e.what()));
-        }
+        // Python's NaN / Infinity / -Infinity allowed, as the format
+        // detection (json_object_has) allows them
+        const nlohmann::json j = trackers::parse_python_json(s, path, line);
         if (!j.is_object()) throw format_error(concat(path, ": line ", line, ": not a JSON object"));
         std::vector<std::pair<std::size_t, std::string>> row;
         for (auto it = j.begin(); it != j.end(); ++it) {
@@ -143,6 +142,7 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
             const auto& v = it.value();
             std::string cell;
             if (v.is_null()) cell.clear();
+            else if (const auto x = trackers::number_of(v); x && v.is_string()) cell = concat(*x);  // a non-finite marker
             else if (v.is_string()) cell = v.get<std::string>();
             else if (v.is_boolean()) cell = v.get<bool>() ? "1" : "0";
             else if (v.is_number()) cell = v.dump();

@@ -138,6 +138,10 @@ std::string sniff_file(const std::string& path, text_table& table) {
         if (b.looks_like(path)) return b.format;
     if (fs::path(path).filename() == "trainer_state.json") return "trl";
     const char c = first_significant_byte(head);
+    // a trainer_state.json under another name: one object whose keys
+    // (sorted by transformers' save_to_json) reach "log_history" early
+    if (c == '{' && head.find("\"log_history\":") != std::string::npos && head.find("\n{") == std::string::npos)
+        return "trl";
     if (c == '{' || c == '[') {
         if (c == '{') {  // a long table in JSON Lines has run and update keys
             const std::string text = strip_bom(head.find('\n') != std::string::npos ? head : read_text_file(path));

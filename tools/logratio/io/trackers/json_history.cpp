@@ -37,6 +37,7 @@ struct json_records_reader {
     std::string path;
     std::map<std::string, run_builder> runs;
     std::set<std::string> skipped;  ///< keys with nested or text values
+    std::size_t verl_nulls = 0;     ///< null values of wanted keys in verl data dicts (read as NaN)
     std::string step_name;
     const key_filter* keys = nullptr;
     std::vector<json_entry> entries;  ///< this record's (capacity reused)
@@ -115,11 +116,14 @@ struct json_records_reader {
 
     /// One record (an object) read from `js`.
     void record(json_scanner& js, std::size_t line, std::size_t index) {
-        using logratio::detail::concat;
-        const auto place = [&] { return line ? concat(path, ": line ", line) : concat(path, ": record ", index); };
+        parse_record(js, line, index);
+        finish_record(line, index);
+    }
+    /// The entries of one record (an object) read from `js`; nothing added yet.
+    void parse_record(json_scanner& js, std::size_t line, std::size_t index) {
         if (js.peek() != '{') {
             js.skip_value();
-            throw logratio::format_error(place() + ": not a JSON object");
+            throw logratio::format_error(place(line, index) + ": not a JSON object");
         }
         used = 0;
         std::string key;
@@ -128,7 +132,14 @@ struct json_records_reader {
             key = member;
             read_value(js, key, true, 1);
         }
-        add_record(place, line);
+    }
+    /// The entries parse_record read go to their run.
+    void finish_record(std::size_t line, std::size_t index) {
+        add_record([&] { return place(line, index); }, line);
+    }
+    std::string place(std::size_t line, std::size_t index) const {
+        using logratio::detail::concat;
+        return line ? concat(path, ": line ", line) : concat(path, ": record ", index);
     }
 
     /// The entries of the record just read go to their run at its step.
@@ -177,15 +188,23 @@ struct json_records_reader {
             } else if (in_data && data_is_media) {
                 continue;  // inside a top-level media object named data
             }
-            add_entry(it->second, e, std::string(k), step, wall, line);
+            add_entry(it->second, e, std::string(k), step, wall, line, verl);
         }
     }
 
+    /// null is "not logged" in a W&B record, but a point in a verl data
+    /// dict: verl's file logger writes with orjson, which writes NaN and
+    /// +-Infinity as null (counted for a note: which one it was is lost).
     void add_entry(run_builder& b, const json_entry& e, const std::string& key, std::int64_t step, double wall,
-                   std::size_t line) {
+                   std::size_t line, bool verl) {
         switch (e.kind) {
-        case json_entry::object:
-        case json_entry::null: return;  // an object's values are entries of their own; null: not logged
+        case json_entry::null:
+            if (verl && b.wants(key)) {
+                ++verl_nulls;
+                b.add(b.of(key), step, std::numeric_limits<double>::quiet_NaN(), wall, path, line);
+            }
+            return;
+        case json_entry::object: return;  // an object's values are entries of their own
         case json_entry::media: skipped.insert(key); return;
         case json_entry::string:
         case json_entry::array:
@@ -198,6 +217,24 @@ struct json_records_reader {
 };
 
 }  // namespace detail
+
+/// The last line of a JSON Lines file when no newline ends it: a writer
+/// appends "record\n", so such a line may be a record cut off mid-write.
+/// False (nothing added) when it is not one whole JSON record.
+bool last_line_read(detail::json_records_reader& r, json_scanner& js, std::size_t line) {
+    try {
+        r.parse_record(js, line, 0);
+        if (!js.at_end()) js.fail("text after the record");
+    } catch (const logratio::format_error& e) {
+        // cut off: the text ended inside the record; any other syntax error
+        // (and a whole record's own errors: no step, ...) stays an error
+        if (js.at_end() || std::string_view(e.what()).find("unexpected end of text") != std::string_view::npos)
+            return false;
+        throw;
+    }
+    r.finish_record(line, 0);
+    return true;
+}
 
 /// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
 char first_significant_byte(const std::string& text) {
@@ -231,8 +268,13 @@ history_set read_json_history_text(const std::string& text, const std::string& p
             const std::string_view s = all.substr(pos, nl - pos);
             if (s.find_first_not_of(" \t\r") != std::string_view::npos) {
                 js.reset(s, line);
-                r.record(js, line, 0);
-                if (!js.at_end()) js.fail("text after the record");
+                if (nl < all.size()) {
+                    r.record(js, line, 0);
+                    if (!js.at_end()) js.fail("text after the record");
+                } else if (!last_line_read(r, js, line)) {  // no newline after it: maybe cut off by a writer
+                    out.notes.push_back(logratio::detail::concat(path, ": line ", line, ": the last line has no newline and "
+                                                                 "is not a whole JSON record (a run still writing?): skipped"));
+                }
             }
             pos = nl + 1;
         }
@@ -243,6 +285,9 @@ history_set read_json_history_text(const std::string& text, const std::string& p
     out.runs = finish_runs(r.runs);
     // A one-run file (no run key): the directory holding it is its group.
     if (out.runs.size() == 1 && out.runs[0].name == file_stem(path)) out.runs[0].group = parent_dir_name(path);
+    if (r.verl_nulls)
+        out.notes.push_back(logratio::detail::concat(path, ": ", r.verl_nulls, " null value(s) in verl data dicts read as NaN ",
+                                                     "(verl's file logger writes NaN and +-Infinity as null)"));
     if (!r.skipped.empty()) {
         std::string keys;
         for (const auto& k : r.skipped) keys += (keys.empty() ? "" : ", ") + k;

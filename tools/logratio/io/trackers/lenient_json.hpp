@@ -2,10 +2,10 @@
 // JSON as Python writes it: json.dumps (allow_nan=True, the default) emits
 // the bare tokens NaN, Infinity and -Infinity, which strict JSON parsers
 // reject (Python's json module, "Infinite and NaN Number Values":
-// https://docs.python.org/3/library/json.html). W&B's scan_history records,
-// verl's file logger (json.dumps of the metrics dict) and TRL's
-// trainer_state.json (json.dumps in TrainerState.save_to_json) all can hold
-// them. Here they are rewritten, outside strings, to marker strings that
+// https://docs.python.org/3/library/json.html). W&B's scan_history records
+// and TRL's trainer_state.json (json.dumps in TrainerState.save_to_json) can
+// hold them; verl's file logger writes with orjson, which writes NaN and
+// +-Infinity as null instead (json_history.cpp reads such a null as NaN). Here they are rewritten, outside strings, to marker strings that
 // `number_of` turns back into NaN / +-inf; everything else is nlohmann_json.
 // Syntax errors name the file and line.
 #include <cstddef>

@@ -61,6 +61,27 @@ std::string mlflow_run_name(const fs::path& run) {
     return run.filename().string();
 }
 
+/// A run directory's id and its experiment's (unique, and it starts with
+/// the run id that unique_run_names shows).
+std::string run_key(const fs::path& run) {
+    return run.filename().string() + " in " + run.parent_path().filename().string();
+}
+
+/// Whether meta.yaml says the run was deleted (lifecycle_stage: deleted).
+bool is_deleted_run(const fs::path& run) {
+    std::ifstream meta(run / "meta.yaml");
+    for (std::string line; std::getline(meta, line);)
+        if (line.rfind("lifecycle_stage:", 0) == 0) return line.find("deleted") != std::string::npos;
+    return false;
+}
+
+/// Whether the run has any metrics/<key> file.
+bool has_metric_files(const fs::path& run) {
+    std::vector<fs::path> files;
+    find_files(run / "metrics", 16, [](const fs::path&) { return true; }, files);
+    return !files.empty();
+}
+
 /// One metrics/<key> file into the run.
 void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_builder& b) {
     using logratio::detail::concat;
@@ -102,12 +123,23 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
     history_set out;
     out.reader = "MLflow file store";
     out.input = path;
+    // "<run id> in <experiment id>" (the directories' names) -> name, for the
+    // live runs with metrics
+    // (MLflow hides deleted runs; a launch that crashed before logging has
+    // no metric files): a name two of them share gets each one's id
+    std::map<std::string, std::string> live;
+    std::size_t deleted = 0;
+    for (const auto& d : dirs) {
+        if (is_deleted_run(d)) ++deleted;
+        else if (has_metric_files(d)) live[run_key(d)] = mlflow_run_name(d);
+    }
+    std::map<std::string, std::string> names = unique_run_names(live, path, out.notes);
+    if (deleted) out.notes.push_back(logratio::detail::concat(path, ": ", deleted, " deleted run(s) not read (as MLflow hides them)"));
     std::map<std::string, run_builder> runs;
     for (const auto& d : dirs) {
-        const std::string name = mlflow_run_name(d);
-        if (runs.count(name))
-            throw logratio::format_error(d.string() + ": run name '" + name + "' is also the name of " +
-                                         runs[name].run().source + " (two runs never merge; rename one)");
+        const auto n = names.find(run_key(d));
+        if (n == names.end()) continue;
+        const std::string& name = n->second;
         auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
         std::vector<fs::path> files;
         find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
@@ -116,6 +148,7 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
             if (b.wants(key)) read_mlflow_metric_file(f, key, b);
         }
     }
+    if (runs.empty()) throw logratio::format_error(path + ": no live MLflow run has metrics (metrics/<key> files)");
     out.runs = finish_runs(runs);
     return out;
 }

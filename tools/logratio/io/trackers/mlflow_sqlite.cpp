@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <limits>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -53,17 +55,21 @@ std::set<std::string> table_names(sqlite3* db, const std::string& path) {
 }
 
 /// run_uuid -> name: tags' mlflow.runName, else runs.name, else the uuid.
-std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const std::string& path, bool has_tags) {
+/// run id -> name of the store's live runs; the ids of deleted runs (MLflow's
+/// searches hide runs whose lifecycle_stage is 'deleted') into `deleted`.
+std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const std::string& path, bool has_tags,
+                                                    std::set<std::string>& deleted) {
     std::map<std::string, std::string> names;
-    auto s = prepare(db, path, "SELECT run_uuid, name FROM runs");
+    auto s = prepare(db, path, "SELECT run_uuid, name, lifecycle_stage FROM runs");
     while (step_row(db, s.get(), path) == SQLITE_ROW) {
-        const std::string n = text_col(s.get(), 1);
-        names[text_col(s.get(), 0)] = n.empty() ? text_col(s.get(), 0) : n;
+        const std::string id = text_col(s.get(), 0), n = text_col(s.get(), 1);
+        if (text_col(s.get(), 2) == "deleted") deleted.insert(id);
+        else names[id] = n.empty() ? id : n;
     }
     if (has_tags) {
         auto t = prepare(db, path, "SELECT run_uuid, value FROM tags WHERE key = 'mlflow.runName'");
         while (step_row(db, t.get(), path) == SQLITE_ROW)
-            if (!text_col(t.get(), 1).empty()) names[text_col(t.get(), 0)] = text_col(t.get(), 1);
+            if (!text_col(t.get(), 1).empty() && names.count(text_col(t.get(), 0))) names[text_col(t.get(), 0)] = text_col(t.get(), 1);
     }
     return names;
 }
@@ -91,6 +97,15 @@ sqlite_stmt metric_names_query(sqlite3* db, const std::string& path, bool has_la
                                         : "SELECT DISTINCT run_uuid, key FROM metrics");
 }
 
+/// A metric value as MLflow's SQL store keeps it: SQL has no infinities, so
+/// MLflow writes +-inf as +-DBL_MAX (mlflow/store/tracking/sqlalchemy_store.py,
+/// _get_metric_value_details) -- read back as the infinity it was, as the
+/// file store gives it.
+double stored_metric_value(double v) noexcept {
+    constexpr double big = std::numeric_limits<double>::max();
+    return v == big ? std::numeric_limits<double>::infinity() : v == -big ? -std::numeric_limits<double>::infinity() : v;
+}
+
 }  // namespace
 
 history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) {
@@ -106,14 +121,17 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
         throw logratio::format_error(path + ": an SQLite database without MLflow's tables 'metrics' and 'runs' (tables: " +
                                      (list.empty() ? std::string("none") : list) + "); give an MLflow tracking database");
     }
-    const auto names = mlflow_run_names(db.get(), path, tables.count("tags") > 0);
-    std::map<std::string, std::string> uuid_of;  // name -> uuid: two runs with one name never merge
-    for (const auto& [uuid, name] : names) {
-        auto ins = uuid_of.emplace(name, uuid);
-        if (!ins.second)
-            throw logratio::format_error(path + ": runs " + ins.first->second + " and " + uuid + " are both named '" +
-                                         name + "' (two runs never merge; rename one)");
-    }
+    history_set out;
+    std::set<std::string> deleted;
+    // two runs with one name never merge: each gets its id in its name (only
+    // runs with metrics count: a launch that crashed before logging does not)
+    auto live = mlflow_run_names(db.get(), path, tables.count("tags") > 0, deleted);
+    std::set<std::string> with_metrics;
+    auto m = prepare(db.get(), path, tables.count("latest_metrics") ? "SELECT DISTINCT run_uuid FROM latest_metrics"
+                                                                    : "SELECT DISTINCT run_uuid FROM metrics");
+    while (step_row(db.get(), m.get(), path) == SQLITE_ROW) with_metrics.insert(text_col(m.get(), 0));
+    for (auto it = live.begin(); it != live.end();) it = with_metrics.count(it->first) ? std::next(it) : live.erase(it);
+    const auto names = unique_run_names(live, path, out.notes);
     std::map<std::string, run_builder> runs;
     const auto builder = [&](const std::string& uuid) -> run_builder& {
         auto n = names.find(uuid);
@@ -125,18 +143,20 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
     if (!keys.keeps_all()) {  // the names of the metrics not read
         auto k = metric_names_query(db.get(), path, tables.count("latest_metrics") > 0);
         while (step_row(db.get(), k.get(), path) == SQLITE_ROW)
-            builder(text_col(k.get(), 0)).wants(text_col(k.get(), 1));
+            if (!deleted.count(text_col(k.get(), 0))) builder(text_col(k.get(), 0)).wants(text_col(k.get(), 1));
     }
     auto s = metrics_query(db.get(), path, keys);
     while (step_row(db.get(), s.get(), path) == SQLITE_ROW) {
+        if (deleted.count(text_col(s.get(), 0))) continue;
         auto& b = builder(text_col(s.get(), 0));
         const bool is_nan = sqlite3_column_int(s.get(), 5) != 0;
-        const double v = is_nan ? std::nan("") : sqlite3_column_double(s.get(), 2);
+        const double v = is_nan ? std::nan("") : stored_metric_value(sqlite3_column_double(s.get(), 2));
         const double t = sqlite3_column_double(s.get(), 3) / 1000.0;
         b.add(text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t, path, 0);
     }
     if (runs.empty()) throw logratio::format_error(path + ": the MLflow database has no metrics");
-    history_set out;
+    if (!deleted.empty())
+        out.notes.push_back(logratio::detail::concat(path, ": ", deleted.size(), " deleted run(s) not read (as MLflow hides them)"));
     out.reader = "MLflow SQLite store";
     out.input = path;
     out.runs = finish_runs(runs);

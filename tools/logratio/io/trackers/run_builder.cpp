@@ -113,4 +113,27 @@ std::int64_t integer_step(double s, const std::string& file, std::size_t line, c
     return static_cast<std::int64_t>(s);
 }
 
+std::map<std::string, std::string> unique_run_names(const std::map<std::string, std::string>& names,
+                                                     const std::string& where, std::vector<std::string>& notes) {
+    std::map<std::string, std::size_t> uses;
+    for (const auto& [id, name] : names) ++uses[name];
+    std::map<std::string, std::string> out;
+    std::map<std::string, std::size_t> taken;  // the names given so far
+    std::size_t renamed = 0;
+    for (const auto& [id, name] : names) {
+        std::string n = name;
+        if (uses[name] > 1) {
+            n = name + " (" + id.substr(0, 8) + ")";
+            if (taken.count(n) || uses.count(n)) n = name + " (" + id + ")";
+            ++renamed;
+        }
+        ++taken[n];
+        out[id] = n;
+    }
+    if (renamed)
+        notes.push_back(logratio::detail::concat(where, ": ", renamed, " runs share a name with another run (a relaunch?): ",
+                                                 "each is named with its run id added, never merged"));
+    return out;
+}
+
 }  // namespace logratio_cli::trackers

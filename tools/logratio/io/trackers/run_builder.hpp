@@ -73,6 +73,13 @@ private:
 /// Every run of a reader, sorted by name (std::map keeps them so).
 std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs);
 
+/// Run names made unique without merging runs (`names`: run id -> name): a
+/// name that several runs share (a job relaunched under the same name)
+/// becomes "<name> (<first 8 characters of the id>)" for each of them (the
+/// whole id where 8 are not enough), with a note naming `where`.
+std::map<std::string, std::string> unique_run_names(const std::map<std::string, std::string>& names,
+                                                     const std::string& where, std::vector<std::string>& notes);
+
 /// The last path component without its extension ("a/b/run 1.csv" -> "run 1").
 std::string file_stem(const std::string& p);
 

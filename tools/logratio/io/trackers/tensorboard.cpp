@@ -42,6 +42,7 @@ struct tag_series {
 class run_builder {
 public:
     std::string name, source;
+    std::vector<std::string> notes;  ///< files whose last record was cut off
 
     tag_series& tag(std::string_view t) {
         const auto it = index_.find(t);
@@ -260,25 +261,40 @@ void read_event(const unsigned char* data, std::size_t size, pb::origin where, r
     throw logratio::format_error(logratio::detail::concat(file, ": byte ", at, ": TFRecord ", what));
 }
 
-/// Every TFRecord of one event file's bytes, CRCs verified, into `run`.
+/// A note for an event file whose last record is cut off: a writer still
+/// running or killed mid-record. TensorBoard keeps the records before it
+/// (tensorflow/tensorboard @70b76c92: data/server/run.rs stops reading the
+/// file at a truncated record; event_file_loader.py ignores DataLossError);
+/// so do we, and say so.
+void note_truncated(run_builder& run, const std::string& file, std::size_t at, std::size_t records,
+                    const std::string& what) {
+    run.notes.push_back(logratio::detail::concat(file, ": byte ", at, ": the last TFRecord is cut off (", what,
+                                                 "; a writer still running or killed?): the ", records,
+                                                 " record(s) before it read"));
+}
+
+/// Every TFRecord of one event file's bytes, CRCs verified, into `run`; a
+/// record cut off by the end of the file ends it with a note, a CRC
+/// mismatch is an error.
 void read_records(const unsigned char* p, std::size_t size, const std::string& file, run_builder& run) {
-    std::size_t pos = 0;
+    std::size_t pos = 0, records = 0;
     while (pos < size) {
         const std::size_t left = size - pos;
         if (left < 12)
-            fail_record(file, pos, logratio::detail::concat("header is truncated (", left, " of 12 bytes; the file ends at byte ", size, ")"));
+            return note_truncated(run, file, pos, records, logratio::detail::concat(left, " of its 12 header bytes"));
         const std::uint64_t length = pb::load_le64(p + pos);
         if (masked_crc32c(p + pos, 8) != pb::load_le32(p + pos + 8))
             fail_record(file, pos, "length CRC-32C mismatch (corrupt file)");
         if (length > left - 12 || left - 12 - length < 4)
-            fail_record(file, pos, logratio::detail::concat("is truncated: ", length, " data bytes + 4 CRC bytes declared, ", left - 12,
-                                                            " bytes left (the file ends at byte ", size, ")"));
+            return note_truncated(run, file, pos, records,
+                                  logratio::detail::concat(length, " data bytes + 4 CRC bytes declared, ", left - 12, " left"));
         const unsigned char* data = p + pos + 12;
         const auto n = static_cast<std::size_t>(length);
         if (masked_crc32c(data, n) != pb::load_le32(data + n))
             fail_record(file, pos, "data CRC-32C mismatch (corrupt file)");
         read_event(data, n, pb::origin{&file, pos + 12}, run);
         pos += 16 + n;
+        ++records;
     }
 }
 
@@ -306,6 +322,7 @@ run_history finish_run(run_builder& b, std::vector<std::string>& notes) {
     run.name = b.name;
     run.source = b.source;
     run.step_name = "TensorBoard step";
+    notes.insert(notes.end(), b.notes.begin(), b.notes.end());
     for (tag_series& s : b.tags()) {
         if (s.skipped)
             notes.push_back(logratio::detail::concat("TensorBoard run '", b.name, "': skipped ", s.skipped, " value(s) of tag '", s.name,

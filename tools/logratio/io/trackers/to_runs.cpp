@@ -164,7 +164,7 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
                 train_step[p.step] = p.value;
                 steps[p.value];
             }
-    std::size_t no_step = 0;
+    std::size_t no_step = 0, relogged = 0;
     auto place = [&](const std::vector<point>& pts, double cells::*field, bool count) {
         for (const auto& p : pts) {
             double s = static_cast<double>(p.step);
@@ -177,7 +177,10 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
                 s = t->second;
             }
             auto& c = steps[s];
-            if (!std::isnan(p.value) || std::isnan(c.*field)) c.*field = p.value;  // last non-missing wins
+            // last non-missing wins: a training step logged at two events (a
+            // resumed run that rewound its step) is counted for a note
+            if (count && !std::isnan(p.value) && !std::isnan(c.*field)) ++relogged;
+            if (!std::isnan(p.value) || std::isnan(c.*field)) c.*field = p.value;
         }
     };
     const auto m = r.metrics.find(metric);
@@ -204,6 +207,9 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
     if (no_step)
         out.notes.push_back(concat(r.source, ": run '", r.name, "': ", no_step, " logged value(s) of '", metric,
                                    "' without '", sc.description.substr(0, sc.description.find(' ')), "' skipped"));
+    if (relogged)
+        out.notes.push_back(concat(r.source, ": run '", r.name, "': ", relogged, " training step(s) of '", metric,
+                                   "' logged at more than one '", r.step_name, "' (a resumed run that rewound its step?): the last value kept"));
     if (!out.zero_grad_norm.empty())
         out.notes.push_back(concat("run '", r.name, "': ", out.zero_grad_norm.size(),
                                    " update(s) with zero gradient norm (kept, listed)"));

@@ -128,14 +128,21 @@ history_set read_trl_states(const std::string& input, const key_filter& keys) {
     history_set out;
     out.reader = "TRL trainer_state.json";
     out.input = input;
+    const auto name_of = [](const fs::path& run_dir) {  // the run directory's name ("" and "." resolved)
+        std::string n = run_dir.filename().string();
+        if (!n.empty() && n != ".") return n;
+        return fs::absolute(run_dir.empty() ? fs::path(".") : run_dir).lexically_normal().parent_path().filename().string();
+    };
+    std::map<std::string, int> uses;  // a name shared by runs of two groups: each named by its relative path
+    for (const auto& st : states) ++uses[name_of(st.first)];
     for (const auto& [run_dir, file] : states) {
-        std::string name = run_dir.filename().string();
-        if (name.empty() || name == ".") name = fs::absolute(run_dir).lexically_normal().parent_path().filename().string();
+        const std::string rel = relative_name(run_dir, base);
+        std::string name = name_of(run_dir);
+        if (uses[name] > 1 && rel != ".") name = rel;
         if (runs.count(name))
             throw logratio::format_error(run_dir.string() + ": run name '" + name + "' is also the name of " +
                                          runs[name].run().source + " (two runs never merge)");
         auto& b = runs.emplace(name, run_builder(name, file.string(), "TRL log_history step", &keys)).first->second;
-        const std::string rel = relative_name(run_dir, base);
         const auto slash = rel.find('/');
         if (slash != std::string::npos && rel.find('/', slash + 1) == std::string::npos) b.run().group = rel.substr(0, slash);
         read_log_history(file, b);

@@ -91,6 +91,7 @@ struct run_builder {
     std::map<std::string, std::size_t> skipped;  // key -> skipped values (not numbers)
     std::string item_key, keys;
     std::vector<pending_value> values;
+    std::string cut_off;  ///< a note when the log's last record is cut off
 
     std::vector<point>& metric(std::string_view key) {
         const auto it = index.find(key);
@@ -229,7 +230,17 @@ void check_header(const unsigned char* p, std::size_t size, const std::string& f
     if (p[6] != 0) fail_log(file, 6, logratio::detail::concat("header version ", int(p[6]), " is not 0 (a newer W&B format?)"));
 }
 
-/// Every record of a .wandb log's bytes (chunks verified and joined).
+/// A .wandb log whose last record is cut off (a run killed or still
+/// writing: wandb-core writes a block when it is full) keeps the records
+/// before it, as `wandb sync` does (wandb/wandb: wandb/sync/sync.py warns
+/// ".wandb file is incomplete" and syncs what it read), with a note.
+void note_cut_off(run_builder& run, std::size_t at, const std::string& what) {
+    run.cut_off = logratio::detail::concat(run.file, ": byte ", at, ": the log's last record is cut off (", what,
+                                           "; a run killed or still writing?): the records before it read");
+}
+
+/// Every record of a .wandb log's bytes (chunks verified and joined); a
+/// record cut off by the end of the file ends it with a note.
 void read_log(const unsigned char* p, std::size_t size, run_builder& run) {
     const std::string& file = run.file;
     check_header(p, size, file);
@@ -245,14 +256,15 @@ void read_log(const unsigned char* p, std::size_t size, run_builder& run) {
             continue;
         }
         if (size - pos < chunk_header)
-            fail_log(file, pos, logratio::detail::concat("chunk header is truncated (the file ends at byte ", size, ")"));
+            return note_cut_off(run, in_record ? record_start : pos,
+                                logratio::detail::concat("a chunk header of ", size - pos, " of 7 bytes"));
         const std::uint32_t crc = pb::load_le32(p + pos);
         const std::size_t length = std::size_t(p[pos + 4]) | std::size_t(p[pos + 5]) << 8;
         const unsigned type = p[pos + 6];
         if (chunk_header + length > block_left) fail_log(file, pos, "chunk crosses a 32 KiB block boundary (corrupt length)");
         if (chunk_header + length > size - pos)
-            fail_log(file, pos, logratio::detail::concat("chunk is truncated: ", length, " data bytes declared, ", size - pos - chunk_header,
-                                                         " left (the file ends at byte ", size, ")"));
+            return note_cut_off(run, in_record ? record_start : pos,
+                                logratio::detail::concat("a chunk of ", length, " data bytes with ", size - pos - chunk_header, " left"));
         if (type < 1 || type > 4) fail_log(file, pos, logratio::detail::concat("chunk type ", type, " is not FULL/FIRST/MIDDLE/LAST"));
         const unsigned char type_byte = static_cast<unsigned char>(type);
         if (crc32_zlib(p + pos + chunk_header, length, crc32_zlib(&type_byte, 1)) != crc) fail_log(file, pos, "chunk CRC-32 mismatch (corrupt file)");
@@ -274,7 +286,7 @@ void read_log(const unsigned char* p, std::size_t size, run_builder& run) {
         }
         pos += chunk_header + length;
     }
-    if (in_record) fail_log(file, record_start, "record is truncated: its last chunk is missing");
+    if (in_record) note_cut_off(run, record_start, "its last chunk is missing");
 }
 
 /// The run_history of a builder; notes for skipped keys.
@@ -286,6 +298,7 @@ run_history finish_run(run_builder& b, const std::string& dir_name, std::vector<
     run.step_name = "_step";
     b.index.clear();
     run.metrics = std::move(b.metrics);
+    if (!b.cut_off.empty()) notes.push_back(b.cut_off);
     for (const auto& [key, n] : b.skipped)
         notes.push_back(logratio::detail::concat("W&B run '", run.name, "': skipped ", n, " value(s) of '", key,
                                                  "' (not a number: media, tables, text or booleans are not read)"));
