@@ -216,12 +216,10 @@ struct json_records_reader {
     }
 };
 
-}  // namespace detail
-
 /// The last line of a JSON Lines file when no newline ends it: a writer
 /// appends "record\n", so such a line may be a record cut off mid-write.
 /// False (nothing added) when it is not one whole JSON record.
-bool last_line_read(detail::json_records_reader& r, json_scanner& js, std::size_t line) {
+bool last_line_read(json_records_reader& r, json_scanner& js, std::size_t line) {
     try {
         r.parse_record(js, line, 0);
         if (!js.at_end()) js.fail("text after the record");
@@ -235,6 +233,8 @@ bool last_line_read(detail::json_records_reader& r, json_scanner& js, std::size_
     r.finish_record(line, 0);
     return true;
 }
+
+}  // namespace detail
 
 /// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
 char first_significant_byte(const std::string& text) {
@@ -271,9 +271,10 @@ history_set read_json_history_text(const std::string& text, const std::string& p
                 if (nl < all.size()) {
                     r.record(js, line, 0);
                     if (!js.at_end()) js.fail("text after the record");
-                } else if (!last_line_read(r, js, line)) {  // no newline after it: maybe cut off by a writer
-                    out.notes.push_back(logratio::detail::concat(path, ": line ", line, ": the last line has no newline and "
-                                                                 "is not a whole JSON record (a run still writing?): skipped"));
+                } else if (!detail::last_line_read(r, js, line)) {  // no newline: maybe cut off by a writer
+                    out.notes.push_back(logratio::detail::concat(path, ": line ", line, ": the last line has no newline ",
+                                                                 "and is not a whole JSON record (a run still writing?): ",
+                                                                 "skipped"));
                 }
             }
             pos = nl + 1;
@@ -286,8 +287,8 @@ history_set read_json_history_text(const std::string& text, const std::string& p
     // A one-run file (no run key): the directory holding it is its group.
     if (out.runs.size() == 1 && out.runs[0].name == file_stem(path)) out.runs[0].group = parent_dir_name(path);
     if (r.verl_nulls)
-        out.notes.push_back(logratio::detail::concat(path, ": ", r.verl_nulls, " null value(s) in verl data dicts read as NaN ",
-                                                     "(verl's file logger writes NaN and +-Infinity as null)"));
+        out.notes.push_back(logratio::detail::concat(path, ": ", r.verl_nulls, " null value(s) in verl data dicts read ",
+                                                     "as NaN (verl's file logger writes NaN and +-Infinity as null)"));
     if (!r.skipped.empty()) {
         std::string keys;
         for (const auto& k : r.skipped) keys += (keys.empty() ? "" : ", ") + k;

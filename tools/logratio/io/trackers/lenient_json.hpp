@@ -5,7 +5,8 @@
 // https://docs.python.org/3/library/json.html). W&B's scan_history records
 // and TRL's trainer_state.json (json.dumps in TrainerState.save_to_json) can
 // hold them; verl's file logger writes with orjson, which writes NaN and
-// +-Infinity as null instead (json_history.cpp reads such a null as NaN). Here they are rewritten, outside strings, to marker strings that
+// +-Infinity as null instead (json_history.cpp reads such a null as NaN).
+// Here the tokens are rewritten, outside strings, to marker strings that
 // `number_of` turns back into NaN / +-inf; everything else is nlohmann_json.
 // Syntax errors name the file and line.
 #include <cstddef>

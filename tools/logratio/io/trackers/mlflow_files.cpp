@@ -124,9 +124,9 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
     out.reader = "MLflow file store";
     out.input = path;
     // "<run id> in <experiment id>" (the directories' names) -> name, for the
-    // live runs with metrics
-    // (MLflow hides deleted runs; a launch that crashed before logging has
-    // no metric files): a name two of them share gets each one's id
+    // live runs with metrics (MLflow hides deleted runs; a launch that
+    // crashed before logging has no metric files): a name two of them share
+    // gets each one's id
     std::map<std::string, std::string> live;
     std::size_t deleted = 0;
     for (const auto& d : dirs) {
@@ -134,7 +134,8 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         else if (has_metric_files(d)) live[run_key(d)] = mlflow_run_name(d);
     }
     std::map<std::string, std::string> names = unique_run_names(live, path, out.notes);
-    if (deleted) out.notes.push_back(logratio::detail::concat(path, ": ", deleted, " deleted run(s) not read (as MLflow hides them)"));
+    if (deleted)
+        out.notes.push_back(logratio::detail::concat(path, ": ", deleted, " deleted run(s) not read (as MLflow hides them)"));
     std::map<std::string, run_builder> runs;
     for (const auto& d : dirs) {
         const auto n = names.find(run_key(d));

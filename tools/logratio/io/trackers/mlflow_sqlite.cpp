@@ -3,8 +3,8 @@
 #include <sqlite3.h>
 
 #include <cmath>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -54,9 +54,9 @@ std::set<std::string> table_names(sqlite3* db, const std::string& path) {
     return out;
 }
 
-/// run_uuid -> name: tags' mlflow.runName, else runs.name, else the uuid.
-/// run id -> name of the store's live runs; the ids of deleted runs (MLflow's
-/// searches hide runs whose lifecycle_stage is 'deleted') into `deleted`.
+/// run_uuid -> name (tags' mlflow.runName, else runs.name, else the uuid) of
+/// the store's live runs; the ids of deleted runs (MLflow's searches hide runs
+/// whose lifecycle_stage is 'deleted') into `deleted`.
 std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const std::string& path, bool has_tags,
                                                     std::set<std::string>& deleted) {
     std::map<std::string, std::string> names;
@@ -69,7 +69,8 @@ std::map<std::string, std::string> mlflow_run_names(sqlite3* db, const std::stri
     if (has_tags) {
         auto t = prepare(db, path, "SELECT run_uuid, value FROM tags WHERE key = 'mlflow.runName'");
         while (step_row(db, t.get(), path) == SQLITE_ROW)
-            if (!text_col(t.get(), 1).empty() && names.count(text_col(t.get(), 0))) names[text_col(t.get(), 0)] = text_col(t.get(), 1);
+            if (!text_col(t.get(), 1).empty() && names.count(text_col(t.get(), 0)))
+                names[text_col(t.get(), 0)] = text_col(t.get(), 1);
     }
     return names;
 }
