@@ -382,13 +382,15 @@ TEST_CASE("TensorBoard: event files in the logdir itself are the run '.'; W&B ru
 
     const temp_dir wb("wandb_same_name");
     const fs::path run = data("wandb/offline-run-20260101_130000-def456/run-def456.wandb");
-    for (const char* d : {"offline-run-a", "offline-run-b"}) {
+    for (const char* d : {"offline-run-a", "offline-run-b", "offline-run-c"}) {  // one run resumed twice
         fs::create_directories(wb.path / d);
         fs::copy_file(run, wb.path / d / run.filename());
     }
     const history_set w = read_wandb_offline(wb.path.string());
-    REQUIRE(w.runs.size() == 2);
+    REQUIRE(w.runs.size() == 3);
     CHECK(w.runs[0].name == "async run 2");
     CHECK(w.runs[1].name == "async run 2 (def456)");
+    CHECK(w.runs[2].name == "async run 2 (offline-run-c)");
     CHECK(w.runs[0].source != w.runs[1].source);
+    CHECK(has_note(w, "W&B runs 'async run 2' and 'async run 2 (offline-run-c)' share the run id def456"));
 }

@@ -344,13 +344,16 @@ history_set read_wandb_bytes(const unsigned char* data, std::size_t size, const 
 /// run-* directory holding one, or a directory with such run directories
 /// below it (wandb/, or the project holding wandb/).
 /// Each log is one run, named by its RunRecord's display name, else its run
-/// id, else its directory; runs that would share a name get their run id added.
+/// id, else its directory; runs that would share a name get their run id
+/// added, then their directory (a run resumed offline twice: three logs, one
+/// id, kept apart with a note -- `wandb sync` would append them to one run).
 history_set read_wandb_offline(const std::string& path) {
     namespace fs = std::filesystem;
     history_set out;
     out.reader = "W&B offline log";
     out.input = path;
     std::map<std::string, std::size_t> names;
+    std::map<std::string, std::string> first_of_id;  // run id -> the first log's run name
     for (const fs::path& log : wandb_detail::wandb_logs(path)) {
         wandb_detail::run_builder b;
         b.file = log.string();
@@ -362,8 +365,16 @@ history_set read_wandb_offline(const std::string& path) {
         wandb_detail::read_log(m.data(), m.size(), b);
         const std::string dir = fs::absolute(log).parent_path().filename().string();
         run_history run = wandb_detail::finish_run(b, dir, out.notes);
-        if (names.count(run.name)) run.name += " (" + (b.run_id.empty() ? dir : b.run_id) + ")";
+        const std::string base = run.name;
+        if (names.count(run.name) && !b.run_id.empty()) run.name = base + " (" + b.run_id + ")";
+        if (names.count(run.name)) run.name = base + " (" + dir + ")";
         if (names.count(run.name)) throw logratio::error(path + ": two W&B runs are both named '" + run.name + "'");
+        if (!b.run_id.empty()) {
+            const auto first = first_of_id.emplace(b.run_id, run.name);
+            if (!first.second)
+                out.notes.push_back("W&B runs '" + first.first->second + "' and '" + run.name + "' share the run id " +
+                                    b.run_id + " (a resumed run?): read as separate runs, never merged");
+        }
         names[run.name] = out.runs.size();
         out.runs.push_back(std::move(run));
     }
