@@ -580,6 +580,11 @@ TEST_CASE("TRL: runs sharing a name in two groups are named by their paths; a re
     fs::current_path(here);
     REQUIRE(local.set.runs.size() == 1);
     CHECK(local.set.runs[0].name == "trl_renamed");
+    // output_dir/trainer_state.json written at the end of training (global_step 3)
+    // is later than its last checkpoint (checkpoint-2): the larger global_step wins
+    const auto final_state = read_auto(data("edge/trl_final"));
+    REQUIRE(final_state.runs.size() == 1);
+    CHECK(values_of(final_state.runs[0]) == std::vector<double>{0.125, 0.25, 0.375});
 }
 
 TEST_CASE("JSON Lines: a long table with NaN tokens; a history whose last line was cut off mid-write") {

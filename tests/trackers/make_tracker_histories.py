@@ -310,6 +310,11 @@ def edge_cases(root):
         write(f"{e}/trl/{group}/seed0/checkpoint-2/trainer_state.json", json.dumps(state, indent=2) + "\n")
     state = {"global_step": 1, "log_history": [{METRIC: 0.5, "step": 1}]}
     write(f"{e}/trl_renamed/run1_trainer_state.json", json.dumps(state, indent=2) + "\n")
+    # trainer.save_state() at the end of training: output_dir's state goes past its last checkpoint
+    hist = [{METRIC: 0.125 * s, "step": s} for s in (1, 2, 3)]
+    for where, n in (("run/checkpoint-2", 2), ("run", 3)):
+        state = {"epoch": n / 3, "global_step": n, "log_history": hist[:n]}
+        write(f"{e}/trl_final/{where}/trainer_state.json", json.dumps(state, indent=2, sort_keys=True) + "\n")
     # a long table in JSON Lines, Python's NaN token in it
     write(f"{e}/long_nan.jsonl", json.dumps({"run": "a", "update": 1, "m": 0.5}) + "\n" +
           json.dumps({"run": "a", "update": 2, "m": math.nan}) + "\n")

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -27,19 +28,38 @@ long checkpoint_number(const std::string& dir_name) {
     return *end ? -1 : n;
 }
 
-/// Each run directory's latest trainer_state.json.
+/// The "global_step" a trainer_state.json records, -1 if its first 4 KiB do
+/// not say (transformers writes sorted keys: global_step comes before the
+/// long log_history).
+long recorded_global_step(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::string head(4096, '\0');
+    in.read(&head[0], static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    const auto at = head.find("\"global_step\":");
+    if (at == std::string::npos) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(head.c_str() + at + 14, &end, 10);
+    return end == head.c_str() + at + 14 ? -1 : n;
+}
+
+/// Each run directory's latest trainer_state.json: of output_dir/ and its
+/// checkpoint-N/, the one recording the largest global_step (the state
+/// trainer.save_state() writes into output_dir at the end of training goes
+/// past its last checkpoint), else the largest N.
 std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input) {
     std::vector<fs::path> files;
     if (is_file(input)) files.push_back(input);
     else
         find_files(input, 4, [](const fs::path& p) { return p.filename() == "trainer_state.json"; }, files);
-    std::map<fs::path, std::pair<long, fs::path>> best;
+    std::map<fs::path, std::pair<std::pair<long, long>, fs::path>> best;  // run -> ((global_step, N), file)
     for (const auto& f : files) {
         const fs::path ck = f.parent_path();
         const long n = checkpoint_number(ck.filename().string());
         const fs::path run = n >= 0 ? ck.parent_path() : ck;  // trainer_state.json also sits in output_dir
+        const std::pair<long, long> rank{recorded_global_step(f), n};
         auto it = best.find(run);
-        if (it == best.end() || n > it->second.first) best[run] = {n, f};
+        if (it == best.end() || rank > it->second.first) best[run] = {rank, f};
     }
     std::map<fs::path, fs::path> out;
     for (const auto& [run, e] : best) out[run] = e.second;
