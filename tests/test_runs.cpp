@@ -128,6 +128,15 @@ TEST_CASE("runs: degenerate inputs give absent values and a note, not a crash") 
     CHECK(rn.updates == 0);
     CHECK(rn.missing == 3);
     CHECK(std::isnan(rn.summary.mean));
+    CHECK(rn.notes.size() == 1);  // no value: no trend; NaN is missing, not said once more
+    // +-inf (a diverged metric) is left out like NaN, and said
+    logratio::run_series inf{"i", "g", {1, 2, 3, 4}, {0.5, INFINITY, -INFINITY, 0.25}};
+    const auto ri = logratio::analyze_run(inf);
+    CHECK(ri.updates == 2);
+    CHECK(ri.missing == 2);
+    bool said = false;
+    for (const auto& n : ri.notes) said |= n == "run 'i': 2 infinite value(s) left out of its statistics, like missing ones";
+    CHECK(said);
     // a group with one run: no interval, a note; comparison still has Mann-Whitney
     const auto an = logratio::analyze_runs({{"a", "sync", {1, 2, 3}, {1, 2, 3}},
                                             {"b", "async", {1, 2, 3}, {2, 3, 5}},

@@ -90,6 +90,13 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
     detail::keep_finite(s, x, y);
     r.updates = y.size();
     r.missing = s.value.size() - y.size();
+    // +-inf is a value a tracker logged (a diverged metric), not a gap: left
+    // out like NaN, but said
+    const auto infinite = static_cast<std::size_t>(
+        std::count_if(s.value.begin(), s.value.end(), [](double v) { return std::isinf(v); }));
+    if (infinite)
+        r.notes.push_back(detail::concat("run '", s.run, "': ", infinite,
+                                         " infinite value(s) left out of its statistics, like missing ones"));
     r.summary = stats::describe(y.data(), y.size());
     const std::size_t n = y.size();
     const bool x_varies = n >= 2 && *std::min_element(x.begin(), x.end()) != *std::max_element(x.begin(), x.end());
