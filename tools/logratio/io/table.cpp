@@ -142,8 +142,10 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
             const auto& v = it.value();
             std::string cell;
             if (v.is_null()) cell.clear();
-            else if (const auto x = trackers::number_of(v); x && v.is_string()) cell = concat(*x);  // a non-finite marker
-            else if (v.is_string()) cell = v.get<std::string>();
+            else if (v.is_string()) {  // text, or the marker of a NaN / Infinity token
+                const auto x = trackers::number_of(v);
+                cell = x ? concat(*x) : v.get<std::string>();
+            }
             else if (v.is_boolean()) cell = v.get<bool>() ? "1" : "0";
             else if (v.is_number()) cell = v.dump();
             else throw format_error(concat(path, ": line ", line, ", key '", it.key(), "': nested value"));

@@ -1,9 +1,6 @@
 #include "detect.hpp"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -70,15 +67,6 @@ const std::vector<std::string>& format_names() {
 }
 
 namespace {
-
-std::string head_bytes(const std::string& path, std::size_t n = 4096) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
-    std::string s(n, '\0');
-    f.read(&s[0], static_cast<std::streamsize>(n));
-    s.resize(static_cast<std::size_t>(f.gcount()));
-    return s;
-}
 
 std::string strip_bom(std::string text) {
     if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);

@@ -1,7 +1,12 @@
 #include "fs_walk.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <system_error>
+
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli::trackers {
 
@@ -37,6 +42,15 @@ std::string relative_name(const fs::path& p, const fs::path& base) {
     std::error_code ec;
     auto r = fs::relative(p, base, ec);
     return ec || r.empty() ? p.generic_string() : r.generic_string();
+}
+
+std::string head_bytes(const std::string& path, std::size_t n) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    std::string s(n, '\0');
+    f.read(&s[0], static_cast<std::streamsize>(n));
+    s.resize(static_cast<std::size_t>(f.gcount()));
+    return s;
 }
 
 }  // namespace logratio_cli::trackers

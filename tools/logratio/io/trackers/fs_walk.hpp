@@ -1,7 +1,8 @@
 #pragma once
-// Small directory helpers shared by the readers of tracker directories
+// Small file-system helpers shared by the readers of tracker directories
 // (MLflow file store, TRL checkpoints, detection): sorted listings, so the
-// runs come out in the same order on every file system.
+// runs come out in the same order on every file system, and a file's head.
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ using path_filter = bool (*)(const fs::path&);
 /// Every regular file under `dir` (recursively, at most `depth` levels),
 /// sorted, for which `keep(path)` holds.
 void find_files(const fs::path& dir, int depth, path_filter keep, std::vector<fs::path>& out);
+
+/// The first `n` bytes of a file (all of a shorter one); an error naming it
+/// if it cannot be opened.
+std::string head_bytes(const std::string& path, std::size_t n = 4096);
 
 /// `p` relative to `base` as a generic string ("a/b"); `p` itself if not under it.
 std::string relative_name(const fs::path& p, const fs::path& base);

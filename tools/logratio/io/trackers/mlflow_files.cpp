@@ -75,13 +75,6 @@ bool is_deleted_run(const fs::path& run) {
     return false;
 }
 
-/// Whether the run has any metrics/<key> file.
-bool has_metric_files(const fs::path& run) {
-    std::vector<fs::path> files;
-    find_files(run / "metrics", 16, [](const fs::path&) { return true; }, files);
-    return !files.empty();
-}
-
 /// One metrics/<key> file into the run.
 void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_builder& b) {
     using logratio::detail::concat;
@@ -128,10 +121,18 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
     // crashed before logging has no metric files): a name two of them share
     // gets each one's id
     std::map<std::string, std::string> live;
+    std::map<std::string, std::vector<fs::path>> metric_files;  // by run key: each metrics/ walked once
     std::size_t deleted = 0;
     for (const auto& d : dirs) {
-        if (is_deleted_run(d)) ++deleted;
-        else if (has_metric_files(d)) live[run_key(d)] = mlflow_run_name(d);
+        if (is_deleted_run(d)) {
+            ++deleted;
+            continue;
+        }
+        std::vector<fs::path> files;
+        find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
+        if (files.empty()) continue;
+        live[run_key(d)] = mlflow_run_name(d);
+        metric_files[run_key(d)] = std::move(files);
     }
     std::map<std::string, std::string> names = unique_run_names(live, path, out.notes);
     if (deleted)
@@ -142,9 +143,7 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         if (n == names.end()) continue;
         const std::string& name = n->second;
         auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
-        std::vector<fs::path> files;
-        find_files(d / "metrics", 16, [](const fs::path&) { return true; }, files);
-        for (const auto& f : files) {
+        for (const auto& f : metric_files.at(run_key(d))) {
             const std::string key = relative_name(f, d / "metrics");
             if (b.wants(key)) read_mlflow_metric_file(f, key, b);
         }

@@ -144,12 +144,14 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
     if (!keys.keeps_all()) {  // the names of the metrics not read
         auto k = metric_names_query(db.get(), path, tables.count("latest_metrics") > 0);
         while (step_row(db.get(), k.get(), path) == SQLITE_ROW)
-            if (!deleted.count(text_col(k.get(), 0))) builder(text_col(k.get(), 0)).wants(text_col(k.get(), 1));
+            if (const std::string uuid = text_col(k.get(), 0); !deleted.count(uuid))
+                builder(uuid).wants(text_col(k.get(), 1));
     }
     auto s = metrics_query(db.get(), path, keys);
     while (step_row(db.get(), s.get(), path) == SQLITE_ROW) {
-        if (deleted.count(text_col(s.get(), 0))) continue;
-        auto& b = builder(text_col(s.get(), 0));
+        const std::string uuid = text_col(s.get(), 0);
+        if (deleted.count(uuid)) continue;
+        auto& b = builder(uuid);
         const bool is_nan = sqlite3_column_int(s.get(), 5) != 0;
         const double v = is_nan ? std::nan("") : stored_metric_value(sqlite3_column_double(s.get(), 2));
         const double t = sqlite3_column_double(s.get(), 3) / 1000.0;

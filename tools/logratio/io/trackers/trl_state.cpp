@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -32,10 +31,7 @@ long checkpoint_number(const std::string& dir_name) {
 /// not say (transformers writes sorted keys: global_step comes before the
 /// long log_history).
 long recorded_global_step(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    std::string head(4096, '\0');
-    in.read(&head[0], static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
+    const std::string head = head_bytes(file.string());
     const auto at = head.find("\"global_step\":");
     if (at == std::string::npos) return -1;
     char* end = nullptr;
