@@ -9,6 +9,7 @@
 // Missing cells stay missing (NaN in the series): never interpolated, never 0.
 // Errors name the file, line and column.
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,7 @@ struct run_input {
     std::vector<long> position;          ///< position of each update in its rollout batch (history exports)
     std::vector<double> zero_grad_norm;  ///< updates with a recorded zero gradient norm
     std::vector<std::string> notes;
+    std::map<std::string, std::string> attributes;  ///< the run's attributes (history.hpp's run_history::attributes)
 };
 
 /// The long format: columns run, group, update and the metric. Rows keep

@@ -8,6 +8,7 @@
 #include <logratio/core/version.hpp>
 
 #include "../io/table.hpp"
+#include "report_model.hpp"
 #include "runs_output.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -26,6 +27,15 @@ struct report_inputs {
     const dump_histogram* histogram = nullptr;
     std::vector<std::string> split;  ///< numeric-vs-lag lines, when the dumps have old_logprobs
     std::string doctor_html;         ///< the Doctor section (doctor_report.hpp), when the inputs were dumps
+    /// Which runs count: "10 runs (async 6, sync 4), each with >= 20 updates
+    /// carrying <metric>, 240 updates; left out: ..." (the verdict's first line).
+    std::string source_line;
+    /// Sections the run analysis adds (policy diagnostics per run, strata by
+    /// an attribute), placed right after the per-run table.
+    std::vector<report_section> analysis_sections;
+    /// Sections about the sources (the reconcile line, the export and its
+    /// manifest), placed with the sources at the end.
+    std::vector<report_section> source_sections;
 };
 
 /// The whole report: verdict, numeric-vs-lag split, Doctor section, per-run

@@ -42,6 +42,11 @@ struct run_history {
     /// Metrics the run has but the reader did not read (key_filter): their
     /// names only, so that listings and errors still show every metric.
     std::set<std::string> unread;
+    /// The run's attributes as text (W&B config, MLflow params and tags,
+    /// TensorBoard hparams, a long table's constant-per-run column, a dump's
+    /// __metadata__): what `--by KEY` stratifies on. Nested keys are joined
+    /// with '.' ("actor.lr").
+    std::map<std::string, std::string> attributes;
 };
 
 /// Which metrics a reader reads. `logratio runs` analyses one metric (and

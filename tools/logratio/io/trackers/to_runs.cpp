@@ -189,6 +189,7 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
     run_input out;
     out.series.run = r.name;
     out.series.group = r.group;
+    out.attributes = r.attributes;
     for (const auto& [step, c] : steps) {
         if (!is_integer_step(step))
             throw logratio::format_error(concat(r.source, ": run '", r.name, "': step ", step,
