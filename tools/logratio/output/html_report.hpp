@@ -30,6 +30,10 @@ struct report_inputs {
     /// Which runs count: "10 runs (async 6, sync 4), each with >= 20 updates
     /// carrying <metric>, 240 updates; left out: ..." (the verdict's first line).
     std::string source_line;
+    /// The horizontal axis: "update" for dumps and long tables, else the
+    /// step column the runs were read by (e.g. "train/step (slime's
+    /// train/step)"); slopes are "per <axis>".
+    std::string axis = "update";
     /// Sections the run analysis adds (policy diagnostics per run, strata by
     /// an attribute), placed right after the per-run table.
     std::vector<report_section> analysis_sections;
