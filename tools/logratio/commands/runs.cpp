@@ -45,8 +45,26 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
     c->add_option("--pattern", a.pattern,
                   "dump directories: path pattern such as '{group}/{run}/update_{update}.safetensors' "
                   "(default: __metadata__ run/group/update)");
+    c->add_option("--metrics", a.metrics,
+                  "more metrics analysed beside --metric (which keeps the verdict): A,B,... or 'all' (every numeric "
+                  "metric with at least 2 points in some run); each gets the per-run and per-group tables")
+        ->delimiter(',');
+    c->add_option("--min-updates", a.min_updates,
+                  "keep only runs with at least N updates carrying the metric (the rest are left out, and said)");
+    c->add_option("--by", a.by,
+                  "a run attribute (W&B config, MLflow param or tag, TensorBoard hparam, a long table's constant "
+                  "column, a dump's __metadata__): the analysis repeated within each of its values");
+    if (!report) c->add_flag("--list-attributes", a.list_attributes, "print the run attributes found, and nothing else");
     add_threads_option(*c, a.threads, "dumps computed in parallel");
-    if (report) c->add_option("--dump", a.dump, "dump whose delta histogram the report shows (default: the worst update)");
+    if (!report) return;
+    c->add_option("--dump", a.dump, "dump whose delta histogram the report shows (default: the worst update)");
+    c->add_option("--export", a.export_dir,
+                  "also write the frozen data here: tidy CSVs (updates, rollout batches, per-run and per-group "
+                  "summaries, the comparison), SVG figures and manifest.json (inputs with SHA-256, the command); "
+                  "`logratio runs DIR` reads it back");
+    c->add_option("--markdown", a.markdown, "also write the Markdown evidence pack here");
+    c->add_option("--reconcile", a.reconcile,
+                  "check the inputs against this second source (as `logratio reconcile`) and say it in the report");
 }
 
 }  // namespace

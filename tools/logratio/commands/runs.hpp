@@ -5,6 +5,7 @@
 // runs_load.cpp reads the inputs into runs (no statistics), runs_report.cpp
 // builds the report's parts from the dumps, runs_analyze.cpp runs the
 // statistics (Boost.Math) and prints or writes the results.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,16 @@ namespace logratio_cli {
 struct runs_args {
     std::vector<std::string> inputs;
     std::string metric, compare, html, format = "auto", pattern, dump, group_pattern;
+    /// --metrics A,B,... (or the one word "all"): metrics analysed beside the
+    /// mismatch metric, which keeps the verdict.
+    std::vector<std::string> metrics;
+    std::size_t min_updates = 0;  ///< --min-updates: runs with fewer updates carrying the metric are left out
+    std::string by;               ///< --by KEY: the analysis repeated within each value of a run attribute
+    bool list_attributes = false; ///< --list-attributes: print the attributes found, nothing else
+    std::string export_dir;       ///< report --export DIR: frozen CSVs, figures and a manifest
+    std::string markdown;         ///< report --markdown FILE: the evidence pack
+    std::string reconcile;        ///< report --reconcile B: the inputs checked against B
+    std::vector<std::string> command_line;  ///< argv as given (the export manifest records it)
     history_options history;
     std::optional<long> position;
     bool json = false;

@@ -1,59 +1,81 @@
-// `logratio runs` / `report`: the statistics over the runs (Boost.Math,
-// logratio/runs) and what the two commands print and write.
+// `logratio runs` / `report`: the inputs loaded, analysed once (the
+// evidence), then printed and written.
 #include <cstdio>
 #include <iostream>
 
 #include <logratio/core/error.hpp>
-#include <logratio/runs/runs.hpp>
 
 #include "../output/atomic_file.hpp"
+#include "../output/html_report.hpp"
 #include "../output/runs_output.hpp"
+#include "runs_evidence.hpp"
+#include "runs_export.hpp"
+#include "runs_render.hpp"
 #include "runs_steps.hpp"
 
 namespace logratio_cli {
+
 namespace {
 
-logratio::runs_analysis analyze(const runs_args& a, const loaded_runs& L) {
-    logratio::runs_options o;
-    if (!a.compare.empty()) {
-        const auto comma = a.compare.find(',');
-        if (comma == std::string::npos || a.compare.find(',', comma + 1) != std::string::npos)
-            throw logratio::error("--compare: give two groups as A,B (got '" + a.compare + "')");
-        o.compare_a = a.compare.substr(0, comma);
-        o.compare_b = a.compare.substr(comma + 1);
-    }
-    std::vector<logratio::run_series> series;
-    for (const auto& r : L.runs) series.push_back(r.series);
-    return logratio::analyze_runs(series, o);
+/// The verdict lines with the source line (which runs count) first.
+std::vector<std::string> verdict_with_source(const loaded_runs& L, const evidence& e) {
+    auto v = verdict_lines(L.metric, e.metrics[0].analysis);
+    v[0] = source_line(L, e);
+    const auto s = strata_line(e);
+    if (!s.empty()) v.push_back("  " + s);
+    return v;
+}
+
+/// The report's model inputs: the dumps' parts (runs_report.cpp), the
+/// verdict with its source line, the analysis sections.
+report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const evidence& e,
+                                 std::optional<dump_histogram>& h) {
+    auto r = report_inputs_of(a, L, e.metrics[0].analysis, h);
+    r.verdict = verdict_with_source(L, e);
+    r.source_line = r.verdict[0];
+    r.analysis_sections = analysis_sections(L, e);
+    return r;
 }
 
 }  // namespace
 
 int run_runs(const runs_args& a) {
     const auto L = load_runs(a);
-    const auto an = analyze(a, L);
-    if (!a.html.empty()) write_atomically(a.html, report_html(a, L, an));
-    if (a.json) {
-        std::cout << runs_json_text(L.metric, an, L.runs) << "\n";
+    if (a.list_attributes) {
+        print_attributes(L);
         return 0;
     }
-    print_runs_table(L.metric, an);
+    const auto e = analyze_evidence(a, L);
+    if (!a.html.empty()) {
+        std::optional<dump_histogram> h;
+        write_atomically(a.html, html_report(full_report_inputs(a, L, e, h)));
+    }
+    if (a.json) {
+        std::cout << evidence_json_text(a, L, e) << "\n";
+        return 0;
+    }
+    print_evidence(L, e);
     return 0;
 }
 
 int run_report(const runs_args& a) {
+    if (!a.export_dir.empty()) check_export_target(a.export_dir);  // before anything is read
     const auto L = load_runs(a);
-    const auto an = analyze(a, L);
+    const auto e = analyze_evidence(a, L);
+    std::optional<dump_histogram> h;
+    const auto r = full_report_inputs(a, L, e, h);
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
-    write_atomically(out, report_html(a, L, an));
-    for (const auto& l : verdict_lines(L.metric, an)) std::printf("%s\n", l.c_str());
-    const auto split = split_lines(L);
+    if (!a.export_dir.empty()) write_export(a, L, e, evidence_json_text(a, L, e), {});
+    write_atomically(out, html_report(r));
+    for (const auto& l : r.verdict) std::printf("%s\n", l.c_str());
+    const auto& split = r.split;
     if (!split.empty()) std::printf("numeric mismatch vs policy lag:\n");
     for (const auto& l : split) std::printf("%s\n", l.c_str());
     std::size_t zero = 0;
-    for (const auto& r : L.runs) zero += r.zero_grad_norm.size();
+    for (const auto& x : L.runs) zero += x.zero_grad_norm.size();
     if (zero) std::printf("  %zu update(s) with zero gradient norm are listed in the report\n", zero);
     std::printf("report: %s\n", out.c_str());
+    if (!a.export_dir.empty()) std::printf("export: %s\n", a.export_dir.c_str());
     return 0;
 }
 

@@ -1,12 +1,17 @@
 // `logratio runs` / `report`: the inputs -- long tables, tracker histories
 // (io/trackers: detect.hpp picks the reader, to_runs.hpp the step, metric and
-// group), directories of dumps -- read into runs.
+// group), directories of dumps, logratio exports -- read into runs, one
+// series per run for the mismatch metric and for each --metrics metric.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <logratio/core/error.hpp>
 
+#include "../io/export_reader.hpp"
+#include "../io/files_read.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
 #include "../output/panel_table.hpp"
@@ -15,10 +20,21 @@
 namespace logratio_cli {
 namespace {
 
+/// One input read, before its runs are chosen.
+struct read_input_t {
+    std::string path;
+    trackers::detected_input d;
+    std::optional<export_data> exported;
+    std::size_t files_mark = 0, files_end = 0;
+};
+
+bool wants_all_metrics(const runs_args& a) { return a.metrics.size() == 1 && a.metrics[0] == "all"; }
+
 /// Runs from the dumps' panels: the metric is a SPEC key or a split column
 /// (numeric_delta_abs_mean, lag_kl_k3, ...).
 std::vector<run_input> runs_from_dumps(const std::vector<dump_panel>& ds, const std::string& metric) {
     std::vector<run_input> out;
+    std::map<std::string, std::size_t> where;
     for (const auto& d : ds) {
         std::optional<double> v;
         bool known = false;
@@ -28,61 +44,144 @@ std::vector<run_input> runs_from_dumps(const std::vector<dump_panel>& ds, const 
                 v = e.second;
             }
         if (!known) throw logratio::error("no metric '" + metric + "' in a dump's panel (use a SPEC.md key)");
-        auto it = std::find_if(out.begin(), out.end(), [&](const run_input& r) { return r.series.run == d.run; });
-        if (it == out.end()) {
+        auto w = where.emplace(d.run, out.size());
+        if (w.second) {
             run_input r;
             r.series.run = d.run;
             r.series.group = d.group;
             out.push_back(r);
-            it = out.end() - 1;
         }
-        if (it->series.group != d.group)
+        auto& r = out[w.first->second];
+        if (r.series.group != d.group)
             throw logratio::error(d.path + ": run '" + d.run + "' is in group '" + d.group + "' here but in '" +
-                                  it->series.group + "' in another dump");
-        it->series.update.push_back(d.update);
-        it->series.value.push_back(v ? *v : std::nan(""));
+                                  r.series.group + "' in another dump");
+        r.series.update.push_back(d.update);
+        r.series.value.push_back(v ? *v : std::nan(""));
     }
     return out;
 }
 
-/// Tracker histories -> runs (trackers/to_runs.hpp does the step, metric and
-/// group choices); says on stderr which reader took each input.
-void runs_from_histories(const runs_args& a, const trackers::history_set& set, loaded_runs& L,
-                         std::vector<std::string>& notes) {
-    {
-        std::map<std::string, std::size_t> steps_used;
-        std::size_t taken = 0;
-        for (const auto& h : set.runs) {
-            if (!h.metrics.count(L.metric)) {
-                notes.push_back(set.input + ": run '" + h.name + "' has no '" + L.metric + "': left out");
-                continue;
+/// `got` reordered to follow `primary`'s runs; a run missing from `got`
+/// gets an empty series (it did not log this metric).
+std::vector<run_input> aligned(const std::vector<run_input>& primary, std::vector<run_input> got) {
+    std::map<std::string, std::size_t> at;
+    for (std::size_t i = 0; i < got.size(); ++i) at.emplace(got[i].series.run, i);
+    std::vector<run_input> out;
+    for (const auto& p : primary) {
+        auto it = at.find(p.series.run);
+        if (it != at.end()) {
+            out.push_back(std::move(got[it->second]));
+            continue;
+        }
+        run_input e;
+        e.series.run = p.series.run;
+        e.series.group = p.series.group;
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+/// The metrics of a history with at least 2 logged values in some run,
+/// without the step metrics and W&B's internal keys ("_runtime", ...).
+void history_metric_names(const trackers::history_set& set, const runs_args& a, std::vector<std::string>& out) {
+    std::set<std::string> steps;
+    for (const auto& m : trackers::step_metrics()) steps.insert(m.name);
+    steps.insert(a.history.step_column);
+    for (const auto& r : set.runs)
+        for (const auto& [k, pts] : r.metrics) {
+            if (k.empty() || k[0] == '_' || steps.count(k)) continue;
+            std::size_t n = 0;
+            for (const auto& p : pts) n += !std::isnan(p.value);
+            if (n >= 2 && std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+        }
+}
+
+/// Numeric columns of a long table (not run/group/update, not attr:*) with
+/// at least 2 numbers in some run.
+void table_metric_names(const text_table& t, std::vector<std::string>& out) {
+    const auto rc = t.column("run");
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& name = t.columns[c];
+        if (name == "run" || name == "group" || name == "update" || name.rfind("attr:", 0) == 0) continue;
+        std::map<std::string_view, std::size_t> per_run;
+        bool numeric = true, enough = false;
+        for (std::size_t i = 0; i < t.row_count() && numeric; ++i) {
+            const auto v = cell_number(t.cell(i, c));
+            if (!v) numeric = false;
+            else if (!std::isnan(*v) && ++per_run[rc ? t.cell(i, *rc) : std::string_view()] >= 2) enough = true;
+        }
+        if (numeric && enough && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+}
+
+/// --metrics all: every metric some input has with 2 or more values.
+std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, const runs_args& a,
+                                          const std::vector<dump_panel>& dumps) {
+    std::vector<std::string> out;
+    for (const auto& in : ins) {
+        if (in.exported) {
+            for (const auto& m : in.exported->metrics) out.push_back(m.metric);
+        } else if (in.d.kind == trackers::detected_input::history) {
+            history_metric_names(in.d.set, a, out);
+        } else if (in.d.kind == trackers::detected_input::long_table) {
+            table_metric_names(in.d.table, out);
+        }
+    }
+    if (!dumps.empty())
+        for (const auto& e : dump_columns(dumps.front(), dumps.front().split.has_value()))
+            if (std::find(out.begin(), out.end(), e.first) == out.end()) out.push_back(e.first);
+    return out;
+}
+
+/// The runs of one tracker history for the mismatch metric and each other
+/// metric; says on stderr which reader took the input.
+void runs_from_history(const runs_args& a, const trackers::history_set& set, const std::vector<std::string>& metrics,
+                       loaded_runs& L, std::vector<std::vector<run_input>>& per_metric, std::vector<std::string>& notes) {
+    std::map<std::string, std::size_t> steps_used;
+    std::size_t taken = 0;
+    for (const auto& h : set.runs) {
+        if (!h.metrics.count(metrics[0])) {
+            notes.push_back(set.input + ": run '" + h.name + "' has no '" + metrics[0] + "': left out");
+            L.left_out.push_back({h.name, "no '" + metrics[0] + "'"});
+            continue;
+        }
+        for (std::size_t m = 0; m < metrics.size(); ++m) {
+            run_input r;
+            if (m == 0 || h.metrics.count(metrics[m])) {
+                std::string step;
+                r = trackers::run_from_history(h, metrics[m], a.history, step);
+                if (m == 0) ++steps_used[step];
+            } else {
+                r.series.run = h.name;
+                r.series.group = h.group;
+                r.attributes = h.attributes;
             }
-            std::string step;
-            run_input r = trackers::run_from_history(h, L.metric, a.history, step);
-            ++steps_used[step];
             if (set.runs.size() == 1 && !a.history.run.empty()) r.series.run = a.history.run;
             if (set.runs.size() == 1 && !a.history.group.empty()) r.series.group = a.history.group;
-            L.runs.push_back(std::move(r));
-            ++taken;
+            per_metric[m].push_back(std::move(r));
         }
-        std::string how;
-        for (const auto& [st, n] : steps_used) how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");
-        std::fprintf(stderr, "read %zu run(s) from %s %s%s\n", set.runs.size(), set.reader.c_str(), set.input.c_str(),
-                     how.empty() ? "" : ("; step: " + how).c_str());
-        if (taken == 0) throw logratio::error(set.input + ": no run has the metric '" + L.metric + "'");
-        notes.insert(notes.end(), set.notes.begin(), set.notes.end());
+        ++taken;
     }
+    std::string how;
+    for (const auto& [st, n] : steps_used)
+        how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");
+    if (steps_used.size() == 1) L.axis = steps_used.begin()->first;
+    else if (steps_used.size() > 1) L.axis = "step";
+    std::fprintf(stderr, "read %zu run(s) from %s %s%s\n", set.runs.size(), set.reader.c_str(), set.input.c_str(),
+                 how.empty() ? "" : ("; step: " + how).c_str());
+    if (taken == 0) throw logratio::error(set.input + ": no run has the metric '" + metrics[0] + "'");
+    notes.insert(notes.end(), set.notes.begin(), set.notes.end());
 }
 
 /// Runs without a group (tracker layouts that give none) join one group
 /// "all", and the notes say that a comparison needs groups.
-void settle_groups(const runs_args& a, loaded_runs& L, std::vector<std::string>& notes) {
+void settle_groups(const runs_args& a, std::vector<run_input>& runs, std::vector<std::string>& notes) {
     if (!a.group_pattern.empty()) {
-        trackers::apply_group_pattern(L.runs, a.group_pattern);
+        trackers::apply_group_pattern(runs, a.group_pattern);
         return;
     }
     bool ungrouped = false;
-    for (auto& r : L.runs)
+    for (auto& r : runs)
         if (r.series.group.empty()) {
             r.series.group = "all";
             ungrouped = true;
@@ -92,55 +191,180 @@ void settle_groups(const runs_args& a, loaded_runs& L, std::vector<std::string>&
                         "(--group-pattern REGEX on run names, or <group>/<run> directories)");
 }
 
+/// The keys a history reader keeps: everything for --metrics all (and for
+/// --list-attributes, which may be asked of any run), else the metrics named.
+trackers::key_filter keys_for(const runs_args& a) {
+    if (wants_all_metrics(a)) return trackers::key_filter();
+    auto keys = trackers::keys_to_read(a.metric, a.history.step_column, a.history.grad_norm_column);
+    std::vector<std::string> k = keys.wanted();
+    k.insert(k.end(), a.metrics.begin(), a.metrics.end());
+    return trackers::key_filter(std::move(k));
+}
+
+std::vector<read_input_t> read_inputs(const runs_args& a) {
+    const auto keys = keys_for(a);
+    std::vector<read_input_t> ins;
+    for (const auto& in : a.inputs) {
+        read_input_t r;
+        r.path = in;
+        r.files_mark = files_read_count();
+        if (a.format == "auto" && is_export_directory(in)) r.exported = read_export(in);
+        else r.d = trackers::read_input(in, a.format, keys);
+        r.files_end = files_read_count();
+        ins.push_back(std::move(r));
+    }
+    return ins;
+}
+
+/// The mismatch metric first, then --metrics (deduplicated, in order).
+std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<read_input_t>& ins,
+                                        const std::vector<dump_panel>& dumps, std::vector<std::string>& notes) {
+    std::vector<const trackers::history_set*> sets;
+    std::string exported_metric;
+    for (const auto& d : ins)
+        if (d.exported) exported_metric = d.exported->metric;
+        else if (d.d.kind == trackers::detected_input::history) sets.push_back(&d.d.set);
+    std::vector<std::string> m{!a.metric.empty()      ? a.metric
+                               : !exported_metric.empty() ? exported_metric
+                               : sets.empty()         ? std::string("delta_abs_mean")
+                                                      : trackers::choose_metric(sets, "", notes)};
+    const auto more = wants_all_metrics(a) ? all_metric_names(ins, a, dumps) : a.metrics;
+    for (const auto& x : more)
+        if (std::find(m.begin(), m.end(), x) == m.end()) m.push_back(x);
+    return m;
+}
+
+/// Each input's runs for every metric (per_metric[m] over the inputs, in
+/// the order given: the first two groups are compared).
+void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const std::vector<std::vector<dump_panel>>& ds,
+                    const std::vector<std::string>& metrics, loaded_runs& L,
+                    std::vector<std::vector<run_input>>& per_metric, std::vector<std::string>& notes) {
+    for (std::size_t i = 0; i < ins.size(); ++i) {
+        auto& in = ins[i];
+        std::vector<std::vector<run_input>> got(metrics.size());
+        input_record rec;
+        rec.input = in.path;
+        if (in.exported) {
+            rec.reader = "logratio export";
+            export_runs(*in.exported, metrics, got, notes);
+            rec.records = in.exported->rows;
+            L.min_updates = std::max(L.min_updates, in.exported->min_updates);
+            if (L.compare.empty()) L.compare = in.exported->compare;
+            for (const auto& [run, why] : in.exported->left_out) L.left_out.push_back({run, why});
+        } else if (in.d.kind == trackers::detected_input::dumps) {
+            rec.reader = "dumps";
+            rec.records = ds[i].size();
+            for (std::size_t m = 0; m < metrics.size(); ++m) got[m] = runs_from_dumps(ds[i], metrics[m]);
+            L.dumps.insert(L.dumps.end(), ds[i].begin(), ds[i].end());
+        } else if (in.d.kind == trackers::detected_input::long_table) {
+            if (!a.history.step_column.empty())
+                throw logratio::error(in.path + ": --step-column applies to logging-history exports; this is a long-format table");
+            rec.reader = "long table";
+            rec.records = in.d.table.row_count();
+            for (std::size_t m = 0; m < metrics.size(); ++m)
+                if (m == 0 || in.d.table.column(metrics[m])) long_format_runs(in.d.table, metrics[m], got[m]);
+        } else {
+            rec.reader = in.d.set.reader;
+            for (const auto& h : in.d.set.runs)
+                for (const auto& [k, pts] : h.metrics) rec.records += pts.size();
+            runs_from_history(a, in.d.set, metrics, L, got, notes);
+            rec.notes = in.d.set.notes;
+            in.d.set = trackers::history_set();  // the points are in the runs now: free the rest
+        }
+        for (std::size_t m = 1; m < metrics.size(); ++m) got[m] = aligned(got[0], std::move(got[m]));
+        rec.runs = got[0].size();
+        rec.files = files_read_since(in.files_mark);
+        rec.files.resize(std::min(rec.files.size(), in.files_end - in.files_mark));
+        L.inputs.push_back(std::move(rec));
+        for (std::size_t m = 0; m < metrics.size(); ++m)
+            per_metric[m].insert(per_metric[m].end(), got[m].begin(), got[m].end());
+    }
+}
+
+/// An error when a --metrics name is in no run at all (a typo, not a gap).
+void check_metrics_present(const std::vector<std::string>& metrics,
+                           const std::vector<std::vector<run_input>>& per_metric) {
+    for (std::size_t m = 1; m < metrics.size(); ++m) {
+        const bool any = std::any_of(per_metric[m].begin(), per_metric[m].end(),
+                                     [](const run_input& r) { return !r.series.update.empty(); });
+        if (any) continue;
+        std::string first;
+        if (!per_metric[0].empty()) first = " (the runs, e.g. '" + per_metric[0][0].series.run + "', have none of it)";
+        throw logratio::error("--metrics: no run has the metric '" + metrics[m] + "'" + first);
+    }
+}
+
+/// --min-updates: runs with fewer updates carrying the mismatch metric are
+/// left out of every metric's analysis, each said.
+void keep_runs_with_enough_updates(loaded_runs& L, std::vector<std::vector<run_input>>& per_metric) {
+    if (L.min_updates == 0) return;
+    std::vector<bool> keep;
+    for (const auto& r : per_metric[0]) {
+        const auto n = static_cast<std::size_t>(std::count_if(r.series.value.begin(), r.series.value.end(),
+                                                              [](double v) { return std::isfinite(v); }));
+        keep.push_back(n >= L.min_updates);
+        if (n < L.min_updates)
+            L.left_out.push_back({r.series.run, std::to_string(n) + " update(s) with a value, fewer than " +
+                                                    std::to_string(L.min_updates)});
+    }
+    for (auto& runs : per_metric) {
+        std::vector<run_input> kept;
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            if (keep[i]) kept.push_back(std::move(runs[i]));
+        runs = std::move(kept);
+    }
+    if (per_metric[0].empty())
+        throw logratio::error("--min-updates " + std::to_string(L.min_updates) + ": no run has that many updates "
+                              "with a value (" + std::to_string(L.left_out.size()) + " left out)");
+}
+
+void check_unique_runs(const std::vector<run_input>& runs) {
+    std::map<std::string, std::size_t> seen;
+    for (const auto& r : runs)
+        if (++seen[r.series.run] == 2)
+            throw logratio::error("run '" + r.series.run + "' appears twice in the inputs (runs never merge; "
+                                  "rename one, or give each export once)");
+}
+
 }  // namespace
 
 loaded_runs load_runs(const runs_args& a) {
     loaded_runs L;
-    std::vector<trackers::detected_input> ins;
-    std::vector<const trackers::history_set*> sets;
+    L.min_updates = a.min_updates;
+    L.compare = a.compare;
     std::vector<std::string> notes;
-    // Of a tracker history only what the analysis uses is read (the metric or
-    // the candidates for it, the step and gradient-norm columns).
-    const auto keys = trackers::keys_to_read(a.metric, a.history.step_column, a.history.grad_norm_column);
-    for (const auto& in : a.inputs) ins.push_back(trackers::read_input(in, a.format, keys));
-    for (const auto& d : ins)
-        if (d.kind == trackers::detected_input::history) sets.push_back(&d.set);
-    L.metric = !a.metric.empty() ? a.metric : sets.empty() ? std::string("delta_abs_mean")
-                                                            : trackers::choose_metric(sets, "", notes);
+    auto ins = read_inputs(a);
+    std::vector<std::vector<dump_panel>> ds(ins.size());
+    std::vector<dump_panel> all_dumps;
+    for (std::size_t i = 0; i < ins.size(); ++i)
+        if (!ins[i].exported && ins[i].d.kind == trackers::detected_input::dumps) {
+            ds[i] = panels_of_directory(ins[i].path, a.pattern, logratio::panel_options(), a.threads);
+            all_dumps.insert(all_dumps.end(), ds[i].begin(), ds[i].end());
+        }
+    const auto metrics = chosen_metrics(a, ins, all_dumps, notes);
+    L.metric = metrics[0];
     if (L.metric.rfind("training/rollout_probs_diff", 0) == 0)
         notes.push_back("'" + L.metric + "' (verl) is a difference of PROBABILITIES |exp(l_T) - exp(l_E)|, not of "
                         "log-probs: it is not delta and shrinks where tokens are unlikely");
-    for (std::size_t i = 0; i < ins.size(); ++i) {  // in the order given: the first two groups are compared
-        const auto& d = ins[i];
-        if (d.kind == trackers::detected_input::dumps) {
-            logratio::panel_options opt;
-            auto ds = panels_of_directory(a.inputs[i], a.pattern, opt, a.threads);
-            auto rs = runs_from_dumps(ds, L.metric);
-            L.runs.insert(L.runs.end(), rs.begin(), rs.end());
-            L.dumps.insert(L.dumps.end(), ds.begin(), ds.end());
-        } else if (d.kind == trackers::detected_input::long_table) {
-            if (!a.history.step_column.empty())
-                throw logratio::error(a.inputs[i] + ": --step-column applies to logging-history exports; this is a long-format table");
-            long_format_runs(d.table, L.metric, L.runs);
-        } else {
-            runs_from_histories(a, d.set, L, notes);
-            ins[i].set = trackers::history_set();  // the points are in L.runs now: free the rest
-        }
-    }
-    for (std::size_t i = 0; i < L.runs.size(); ++i)
-        for (std::size_t j = 0; j < i; ++j)
-            if (L.runs[i].series.run == L.runs[j].series.run)
-                throw logratio::error("run '" + L.runs[i].series.run + "' appears twice in the inputs (runs never merge; "
-                                      "rename one, or give each export once)");
-    settle_groups(a, L, notes);
-    if (a.position) {
-        for (auto& r : L.runs) {
-            if (r.position.size() != r.series.update.size())
-                throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
-            keep_position(r, *a.position);
-        }
-    }
-    if (L.runs.empty()) throw logratio::error("no runs in the inputs");
+    std::vector<std::vector<run_input>> per_metric(metrics.size());
+    runs_of_inputs(a, ins, ds, metrics, L, per_metric, notes);
+    check_unique_runs(per_metric[0]);
+    check_metrics_present(metrics, per_metric);
+    settle_groups(a, per_metric[0], notes);
+    for (std::size_t m = 1; m < metrics.size(); ++m)
+        for (std::size_t i = 0; i < per_metric[m].size(); ++i) per_metric[m][i].series.group = per_metric[0][i].series.group;
+    if (a.position)
+        for (auto& runs : per_metric)
+            for (auto& r : runs) {
+                if (r.series.update.empty()) continue;
+                if (r.position.size() != r.series.update.size())
+                    throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
+                keep_position(r, *a.position);
+            }
+    if (per_metric[0].empty()) throw logratio::error("no runs in the inputs");
+    keep_runs_with_enough_updates(L, per_metric);
+    L.runs = std::move(per_metric[0]);
+    for (std::size_t m = 1; m < metrics.size(); ++m) L.others.push_back({metrics[m], std::move(per_metric[m])});
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
     L.runs.front().notes.insert(L.runs.front().notes.begin(), notes.begin(), notes.end());
     return L;

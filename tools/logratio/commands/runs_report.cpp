@@ -46,8 +46,8 @@ std::vector<std::string> split_lines(const loaded_runs& L) {
     return out;
 }
 
-std::string report_html(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an) {
-    std::optional<dump_histogram> h;
+report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an,
+                              std::optional<dump_histogram>& h) {
     std::string dump = a.dump;
     if (dump.empty() && !L.dumps.empty()) {  // the worst update: largest value of the metric
         double best = -INFINITY;
@@ -69,7 +69,8 @@ std::string report_html(const runs_args& a, const loaded_runs& L, const logratio
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
     r.doctor_html = doctor_section_html(diagnose_dumps(L.dumps, a.threads));
-    return html_report(r);
+    r.axis = L.axis;
+    return r;
 }
 
 }  // namespace logratio_cli

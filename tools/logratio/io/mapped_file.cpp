@@ -9,12 +9,14 @@
 #include <cstring>
 
 #include <logratio/core/error.hpp>
+#include "files_read.hpp"
 
 namespace logratio_cli {
 
 mapped_file::mapped_file(const std::string& path) : path_(path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    note_file_read(path);
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
         const int e = errno;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <logratio/core/error.hpp>
+#include "files_read.hpp"
 
 namespace logratio_cli {
 
@@ -172,6 +173,7 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
 std::string read_text_file(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    note_file_read(path);
     std::ostringstream ss;
     ss << f.rdbuf();
     if (f.bad()) throw logratio::error(path + ": read error");

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include <logratio/core/error.hpp>
+#include "../files_read.hpp"
 
 namespace logratio_cli::trackers {
 
@@ -47,6 +48,7 @@ std::string relative_name(const fs::path& p, const fs::path& base) {
 std::string head_bytes(const std::string& path, std::size_t n) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    note_file_read(path);
     std::string s(n, '\0');
     f.read(&s[0], static_cast<std::streamsize>(n));
     s.resize(static_cast<std::size_t>(f.gcount()));

@@ -1,0 +1,169 @@
+// `logratio runs` / `report`: the statistics of every metric and stratum
+// (runs_evidence.hpp).
+#include "runs_evidence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <logratio/core/error.hpp>
+
+namespace logratio_cli {
+
+namespace {
+
+logratio::runs_options options_of(const std::string& compare) {
+    logratio::runs_options o;
+    if (compare.empty()) return o;
+    const auto comma = compare.find(',');
+    if (comma == std::string::npos || compare.find(',', comma + 1) != std::string::npos)
+        throw logratio::error("--compare: give two groups as A,B (got '" + compare + "')");
+    o.compare_a = compare.substr(0, comma);
+    o.compare_b = compare.substr(comma + 1);
+    return o;
+}
+
+logratio::runs_analysis analyze(const std::vector<run_input>& runs, const logratio::runs_options& o) {
+    std::vector<logratio::run_series> series;
+    series.reserve(runs.size());
+    for (const auto& r : runs) series.push_back(r.series);
+    return logratio::analyze_runs(series, o);
+}
+
+std::string known_attributes(const std::vector<run_input>& runs) {
+    std::map<std::string, std::size_t> keys;
+    for (const auto& r : runs)
+        for (const auto& kv : r.attributes) ++keys[kv.first];
+    std::string s;
+    std::size_t n = 0;
+    for (const auto& kv : keys) {
+        if (n++ == 20) return s + ", ...";
+        s += (s.empty() ? "" : ", ") + kv.first;
+    }
+    return s.empty() ? std::string("none") : s;
+}
+
+/// The runs of each value of `by`, values in order of first appearance; runs
+/// without it last, in a stratum of their own.
+std::vector<stratum> split_by(const std::vector<run_input>& runs, const std::string& by) {
+    std::vector<stratum> out;
+    stratum none;
+    none.value = "(none)";
+    none.missing_key = true;
+    for (const auto& r : runs) {
+        auto it = r.attributes.find(by);
+        if (it == r.attributes.end()) {
+            none.runs.push_back(r);
+            continue;
+        }
+        auto s = std::find_if(out.begin(), out.end(), [&](const stratum& x) { return x.value == it->second; });
+        if (s == out.end()) {
+            out.push_back(stratum{});
+            s = out.end() - 1;
+            s->value = it->second;
+        }
+        s->runs.push_back(r);
+    }
+    if (out.empty())
+        throw logratio::error("--by '" + by + "': no run has this attribute (attributes: " + known_attributes(runs) +
+                              "; `logratio runs ... --list-attributes` lists them with their values)");
+    if (!none.runs.empty()) out.push_back(std::move(none));
+    return out;
+}
+
+bool has_group(const std::vector<run_input>& runs, const std::string& g) {
+    return std::any_of(runs.begin(), runs.end(), [&](const run_input& r) { return r.series.group == g; });
+}
+
+/// Each stratum analysed with the whole comparison's two groups (when it
+/// holds both), and whether the difference holds there.
+void analyze_strata(const runs_args& a, const logratio::runs_analysis& whole, evidence& e) {
+    const double alpha = 1.0 - logratio::runs_options().confidence;
+    for (auto& s : e.strata) {
+        logratio::runs_options o;
+        const auto* c = whole.comparison ? &*whole.comparison : nullptr;
+        const bool both = c && has_group(s.runs, c->a) && has_group(s.runs, c->b);
+        if (both) {
+            o.compare_a = c->a;
+            o.compare_b = c->b;
+        }
+        s.analysis = analyze(s.runs, o);
+        if (!both) {
+            s.analysis.comparison.reset();
+            if (c)
+                s.analysis.notes.push_back("stratum " + a.by + " = " + s.value + " lacks group '" +
+                                           (has_group(s.runs, c->a) ? c->b : c->a) + "': no comparison there");
+            continue;
+        }
+        const auto& sc = *s.analysis.comparison;
+        ++e.agreement.assessed;
+        auto holds = [&](const logratio::stats::welch_result& w, const logratio::stats::welch_result& all) {
+            return w.pvalue < alpha && std::signbit(w.mean_diff) == std::signbit(all.mean_diff);
+        };
+        e.agreement.level_holds += holds(sc.means, c->means);
+        e.agreement.drift_holds += holds(sc.slopes, c->slopes);
+    }
+    for (const auto& s : e.strata)
+        if (s.missing_key)
+            e.notes.push_back(std::to_string(s.runs.size()) + " run(s) without the attribute '" + a.by +
+                              "' form their own stratum '(none)'");
+}
+
+}  // namespace
+
+evidence analyze_evidence(const runs_args& a, const loaded_runs& L) {
+    evidence e;
+    const auto o = options_of(L.compare);
+    e.metrics.push_back({L.metric, &L.runs, analyze(L.runs, o)});
+    for (const auto& m : L.others) {
+        // a metric's comparison needs both groups to have runs with it
+        e.metrics.push_back({m.metric, &m.runs, analyze(m.runs, o)});
+    }
+    if (!a.by.empty()) {
+        e.by = a.by;
+        e.strata = split_by(L.runs, a.by);
+        analyze_strata(a, e.metrics[0].analysis, e);
+    }
+    return e;
+}
+
+std::string source_line(const loaded_runs& L, const evidence& e) {
+    const auto& an = e.metrics[0].analysis;
+    std::size_t updates = 0;
+    for (const auto& r : an.runs) updates += r.updates;
+    std::string s = "metric " + L.metric + ": " + std::to_string(an.runs.size()) + " runs, " +
+                    std::to_string(updates) + " updates (";
+    for (std::size_t i = 0; i < an.groups.size(); ++i)
+        s += (i ? "; " : "") + an.groups[i].group + ": " + std::to_string(an.groups[i].runs) + " runs, " +
+             std::to_string(an.groups[i].updates) + " updates";
+    s += ")";
+    if (L.min_updates) s += ", each run with >= " + std::to_string(L.min_updates) + " updates carrying it";
+    if (!e.by.empty()) s += "; " + std::to_string(e.strata.size()) + " value(s) of " + e.by;
+    if (!L.left_out.empty()) {
+        s += "; " + std::to_string(L.left_out.size()) + " run(s) left out (";
+        for (std::size_t i = 0; i < L.left_out.size(); ++i) {
+            if (i == 5) {
+                s += ", ...";
+                break;
+            }
+            s += (i ? ", " : "") + L.left_out[i].run + ": " + L.left_out[i].reason;
+        }
+        s += ")";
+    }
+    return s;
+}
+
+std::string strata_line(const evidence& e) {
+    if (e.by.empty()) return "";
+    const auto& c = e.metrics[0].analysis.comparison;
+    if (!c) return "by " + e.by + ": " + std::to_string(e.strata.size()) + " strata; no two-group comparison to test";
+    const auto& g = e.agreement;
+    const std::string n = std::to_string(g.assessed);
+    return "by " + e.by + ": the level difference " + c->a + " - " + c->b + " holds in " +
+           std::to_string(g.level_holds) + "/" + n + " strata, the drift difference in " +
+           std::to_string(g.drift_holds) + "/" + n + " (same sign, p < 0.05; " +
+           std::to_string(e.strata.size() - g.assessed) + " stratum/strata without both groups)" +
+           (g.assessed && g.level_holds == g.assessed ? ": the level difference holds in every stratum" : "");
+}
+
+}  // namespace logratio_cli

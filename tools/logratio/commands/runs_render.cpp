@@ -1,0 +1,197 @@
+// `logratio runs` / `report`: the evidence rendered (runs_render.hpp).
+#include "runs_render.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "../output/runs_output.hpp"
+
+namespace logratio_cli {
+
+namespace {
+
+nlohmann::ordered_json strata_json(const evidence& e) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& s : e.strata) {
+        nlohmann::ordered_json o;
+        o["by"] = e.by;
+        o["value"] = s.value;
+        o["runs"] = nlohmann::ordered_json::array();
+        for (const auto& r : s.runs) o["runs"].push_back(r.series.run);
+        const auto body = runs_json(e.metrics[0].metric, s.analysis, s.runs);
+        for (auto it = body.begin(); it != body.end(); ++it) o[it.key()] = it.value();
+        arr.push_back(std::move(o));
+    }
+    return arr;
+}
+
+nlohmann::ordered_json left_out_json(const loaded_runs& L) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& x : L.left_out) arr.push_back({{"run", x.run}, {"reason", x.reason}});
+    return arr;
+}
+
+}  // namespace
+
+std::string cell4(double v) { return fmt(v, "%.4g"); }
+
+nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, const evidence& e) {
+    nlohmann::ordered_json j;
+    if (a.metrics.empty()) {
+        j = runs_json(L.metric, e.metrics[0].analysis, L.runs);
+    } else {
+        j["metrics"] = nlohmann::ordered_json::array();
+        for (const auto& m : e.metrics) j["metrics"].push_back(runs_json(m.metric, m.analysis, *m.runs));
+    }
+    if (!e.by.empty()) {
+        j["strata"] = strata_json(e);
+        j["strata_agreement"] = {{"by", e.by},
+                                 {"assessed", e.agreement.assessed},
+                                 {"level_holds", e.agreement.level_holds},
+                                 {"drift_holds", e.agreement.drift_holds}};
+    }
+    if (L.min_updates) j["min_updates"] = L.min_updates;
+    if (!L.left_out.empty()) j["left_out"] = left_out_json(L);
+    if (!a.metrics.empty() || !e.notes.empty()) {
+        auto notes = j.contains("notes") ? j["notes"] : nlohmann::ordered_json::array();
+        if (!a.metrics.empty())
+            for (const auto& n : L.runs.front().notes) notes.push_back(n);
+        for (const auto& n : e.notes) notes.push_back(n);
+        j.erase("notes");
+        j["notes"] = notes;
+    }
+    return j;
+}
+
+std::string evidence_json_text(const runs_args& a, const loaded_runs& L, const evidence& e) {
+    return evidence_json(a, L, e).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void print_evidence(const loaded_runs& L, const evidence& e) {
+    for (std::size_t m = 0; m < e.metrics.size(); ++m) {
+        if (m) std::printf("\n");
+        print_runs_table(e.metrics[m].metric, e.metrics[m].analysis);
+    }
+    if (!L.left_out.empty()) std::printf("\n%s\n", source_line(L, e).c_str());
+    if (e.by.empty()) return;
+    std::printf("\n%s\n", strata_line(e).c_str());
+    for (const auto& s : e.strata) {
+        std::printf("\n%s = %s (%zu runs)\n", e.by.c_str(), s.value.c_str(), s.runs.size());
+        for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis)) std::printf("%s\n", l.c_str());
+    }
+}
+
+void print_attributes(const loaded_runs& L) {
+    std::map<std::string, std::map<std::string, std::size_t>> values;
+    for (const auto& r : L.runs)
+        for (const auto& [k, v] : r.attributes) ++values[k][v];
+    if (values.empty()) {
+        std::printf("no run attributes in the inputs (%zu runs)\n", L.runs.size());
+        return;
+    }
+    std::printf("%-32s %9s  %s\n", "attribute", "runs", "values (runs)");
+    for (const auto& [k, vs] : values) {
+        std::size_t n = 0, shown = 0;
+        std::string list;
+        for (const auto& [v, c] : vs) {
+            n += c;
+            if (shown++ < 6) list += (list.empty() ? "" : ", ") + v + " (" + std::to_string(c) + ")";
+        }
+        if (vs.size() > 6) list += ", ... (" + std::to_string(vs.size()) + " values)";
+        std::printf("%-32s %4zu/%-4zu  %s\n", k.c_str(), n, L.runs.size(), list.c_str());
+    }
+}
+
+namespace {
+
+report_table group_table(const metric_analysis& m, const std::string& axis) {
+    report_table t;
+    t.caption = m.metric + " by group";
+    t.header = {"group", "runs", "updates", "mean", "95% CI", "mean slope per " + axis, "rising"};
+    t.numeric = {false, true, true, true, true, true, true};
+    for (const auto& g : m.analysis.groups)
+        t.rows.push_back({g.group, std::to_string(g.runs), std::to_string(g.updates), cell4(g.mean_of_means.mean),
+                          "[" + cell4(g.mean_of_means.low) + ", " + cell4(g.mean_of_means.high) + "]",
+                          fmt(g.mean_slope.mean, "%.3g"), std::to_string(g.rising) + "/" + std::to_string(g.runs)});
+    return t;
+}
+
+report_table run_table(const metric_analysis& m) {
+    report_table t;
+    t.caption = m.metric + " per run";
+    t.header = {"run", "group", "updates", "mean", "max", "OLS slope", "slope 95% CI", "Kendall tau", "p"};
+    t.numeric = {false, false, true, true, true, true, true, true, true};
+    for (const auto& r : m.analysis.runs)
+        t.rows.push_back({r.run, r.group, std::to_string(r.updates), cell4(r.summary.mean), cell4(r.summary.max),
+                          fmt(r.ols.slope, "%.3g"),
+                          "[" + fmt(r.ols.slope_ci_low, "%.3g") + ", " + fmt(r.ols.slope_ci_high, "%.3g") + "]",
+                          fmt(r.kendall.tau, "%.3f"), fmt(r.kendall.pvalue, "%.2g")});
+    return t;
+}
+
+report_section policy_diagnostics(const evidence& e) {
+    report_section s;
+    s.id = "policy-diagnostics";
+    s.title = "Policy diagnostics";
+    s.paragraphs.push_back("Per run: the mean of each metric over its updates (missing values left out, never "
+                           "interpolated; '-' where a run did not log the metric).");
+    report_table t;
+    t.header = {"run", "group", "updates"};
+    t.numeric = {false, false, true};
+    for (const auto& m : e.metrics) {
+        t.header.push_back(m.metric);
+        t.numeric.push_back(true);
+    }
+    const auto& runs = e.metrics[0].analysis.runs;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        std::vector<std::string> row{runs[i].run, runs[i].group, std::to_string(runs[i].updates)};
+        for (const auto& m : e.metrics) row.push_back(cell4(m.analysis.runs[i].summary.mean));
+        t.rows.push_back(std::move(row));
+    }
+    s.tables.push_back(std::move(t));
+    return s;
+}
+
+report_section strata_section(const evidence& e, const std::string& axis) {
+    report_section s;
+    s.id = "strata";
+    s.title = "Strata by " + e.by;
+    s.paragraphs.push_back(strata_line(e));
+    for (const auto& st : e.strata) {
+        metric_analysis m{e.metrics[0].metric + " with " + e.by + " = " + st.value, &st.runs, st.analysis};
+        auto t = group_table(m, axis);
+        if (st.analysis.comparison) {
+            const auto& c = *st.analysis.comparison;
+            t.caption += "; " + c.a + " - " + c.b + ": level " + fmt(c.means.mean_diff, "%.3g") + " (Welch p = " +
+                         fmt(c.means.pvalue, "%.2g") + "), slope Welch p = " + fmt(c.slopes.pvalue, "%.2g");
+        }
+        s.tables.push_back(std::move(t));
+    }
+    for (const auto& n : e.notes) s.details.push_back(n);
+    return s;
+}
+
+}  // namespace
+
+std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e) {
+    std::vector<report_section> out;
+    if (e.metrics.size() > 1) {
+        out.push_back(policy_diagnostics(e));
+        for (std::size_t m = 1; m < e.metrics.size(); ++m) {
+            report_section s;
+            s.id = "metric-" + std::to_string(m);
+            s.title = "Metric " + e.metrics[m].metric;
+            s.tables.push_back(group_table(e.metrics[m], L.axis));
+            s.tables.push_back(run_table(e.metrics[m]));
+            out.push_back(std::move(s));
+        }
+    }
+    if (!e.by.empty()) out.push_back(strata_section(e, L.axis));
+    return out;
+}
+
+}  // namespace logratio_cli

@@ -1,0 +1,36 @@
+#pragma once
+// What `logratio runs` / `report` print and write from the evidence
+// (runs_evidence.hpp): the JSON document, the text tables, the attribute
+// listing, the report's added sections (policy diagnostics, the other
+// metrics' tables, strata).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "../output/report_model.hpp"
+#include "runs_evidence.hpp"
+
+namespace logratio_cli {
+
+/// `--json`: today's single-metric object (plus "strata", "left_out" when
+/// there are any); with --metrics {"metrics": [one such object per metric],
+/// "strata", "left_out", "notes"}.
+nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, const evidence& e);
+std::string evidence_json_text(const runs_args& a, const loaded_runs& L, const evidence& e);
+
+/// The text tables of every metric, the strata line and each stratum's groups.
+void print_evidence(const loaded_runs& L, const evidence& e);
+
+/// `--list-attributes`: each attribute, how many runs have it, its values.
+void print_attributes(const loaded_runs& L);
+
+/// The report's sections from the run analysis: policy diagnostics (the
+/// mean of every metric per run), each other metric's group and run tables,
+/// the strata.
+std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e);
+
+/// A finite number at 4 significant digits, "-" otherwise (the reports' precision).
+std::string cell4(double v);
+
+}  // namespace logratio_cli
