@@ -18,9 +18,11 @@ namespace logratio_cli {
 namespace {
 
 /// The verdict lines with the source line (which runs count) first.
-std::vector<std::string> verdict_with_source(const loaded_runs& L, const evidence& e) {
-    auto v = verdict_lines(L.metric, e.metrics[0].analysis);
+std::vector<std::string> verdict_with_source(const runs_args& a, const loaded_runs& L, const evidence& e) {
+    auto v = verdict_lines(L.metric, e.metrics[0].analysis, 0.95, axis_name(L));
     v[0] = source_line(L, e);
+    const auto ax = axis_line(a, L);
+    if (!ax.empty()) v.insert(v.begin() + 1, "  " + ax);
     const auto s = strata_line(e);
     if (!s.empty()) v.push_back("  " + s);
     return v;
@@ -31,7 +33,7 @@ std::vector<std::string> verdict_with_source(const loaded_runs& L, const evidenc
 report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const evidence& e,
                                  std::optional<dump_histogram>& h) {
     auto r = report_inputs_of(a, L, e.metrics[0].analysis, h);
-    r.verdict = verdict_with_source(L, e);
+    r.verdict = verdict_with_source(a, L, e);
     r.source_line = r.verdict[0];
     r.analysis_sections = analysis_sections(L, e);
     return r;

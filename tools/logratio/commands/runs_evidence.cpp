@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include <logratio/core/error.hpp>
@@ -151,6 +152,25 @@ std::string source_line(const loaded_runs& L, const evidence& e) {
         s += ")";
     }
     return s;
+}
+
+std::string axis_name(const loaded_runs& L) { return L.axis.substr(0, L.axis.find(" (")); }
+
+std::string axis_line(const runs_args& a, const loaded_runs& L) {
+    if (L.axis == "update") return "";
+    const double off = a.history.update_offset;
+    std::string s = "step axis: update = " + axis_name(L);
+    if (off != 0) {
+        char b[32];
+        std::snprintf(b, sizeof b, " %c %g", off < 0 ? '-' : '+', std::fabs(off));
+        s += b;
+    }
+    const auto paren = L.axis.find(" (");
+    if (paren != std::string::npos) s += L.axis.substr(paren);
+    if (a.history.steps_per_batch > 1)
+        s += "; rollout batch = floor(step / " + std::to_string(a.history.steps_per_batch) + ")" +
+             (a.position ? ", position " + std::to_string(*a.position) + " kept" : "");
+    return s + "; values as logged, never interpolated";
 }
 
 std::string strata_line(const evidence& e) {

@@ -52,6 +52,14 @@ evidence analyze_evidence(const runs_args& a, const loaded_runs& L);
 /// carrying it; 2 left out: ...").
 std::string source_line(const loaded_runs& L, const evidence& e);
 
+/// The step axis in a phrase: "update" for dumps and long tables, else the
+/// step column's name ("train/step"), for "per <axis>".
+std::string axis_name(const loaded_runs& L);
+
+/// "step axis: update = train/step - 1 (slime's train/step); values as logged,
+/// never interpolated" ("" for dumps and long tables).
+std::string axis_line(const runs_args& a, const loaded_runs& L);
+
 /// "by K: the level difference a - b holds in 2/3 strata, the drift difference in 3/3".
 std::string strata_line(const evidence& e);
 

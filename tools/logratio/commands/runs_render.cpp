@@ -22,8 +22,10 @@ nlohmann::ordered_json strata_json(const evidence& e) {
         o["value"] = s.value;
         o["runs"] = nlohmann::ordered_json::array();
         for (const auto& r : s.runs) o["runs"].push_back(r.series.run);
+        // the stratum's analysis as `runs --json` gives it, its per-run
+        // objects under "run_stats" ("runs" names the stratum's runs)
         const auto body = runs_json(e.metrics[0].metric, s.analysis, s.runs);
-        for (auto it = body.begin(); it != body.end(); ++it) o[it.key()] = it.value();
+        for (auto it = body.begin(); it != body.end(); ++it) o[it.key() == "runs" ? "run_stats" : it.key()] = it.value();
         arr.push_back(std::move(o));
     }
     return arr;
@@ -81,7 +83,7 @@ void print_evidence(const loaded_runs& L, const evidence& e) {
     std::printf("\n%s\n", strata_line(e).c_str());
     for (const auto& s : e.strata) {
         std::printf("\n%s = %s (%zu runs)\n", e.by.c_str(), s.value.c_str(), s.runs.size());
-        for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis)) std::printf("%s\n", l.c_str());
+        for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis, 0.95, axis_name(L))) std::printf("%s\n", l.c_str());
     }
 }
 

@@ -151,7 +151,7 @@ void print_runs_table(const std::string& metric, const logratio::runs_analysis& 
 }
 
 std::vector<std::string> verdict_lines(const std::string& metric, const logratio::runs_analysis& a,
-                                       double confidence) {
+                                       double confidence, const std::string& axis) {
     std::vector<std::string> out;
     const double alpha = 1.0 - confidence;
     std::size_t updates = 0;
@@ -165,7 +165,7 @@ std::vector<std::string> verdict_lines(const std::string& metric, const logratio
         const std::string w = logratio::verdict_label(logratio::verdict_of(g));
         out.push_back("  " + g.group + ": " + w + " - " + std::to_string(g.rising) + "/" + std::to_string(g.runs) +
                       " runs rise (Kendall p < " + fmt(alpha, "%g") + "), " + std::to_string(g.falling) +
-                      " fall; mean slope " + fmt(g.mean_slope.mean, "%.3g") + " per update [" +
+                      " fall; mean slope " + fmt(g.mean_slope.mean, "%.3g") + " per " + axis + " [" +
                       fmt(g.mean_slope.low, "%.3g") + ", " + fmt(g.mean_slope.high, "%.3g") + "]; level " +
                       fmt(g.mean_of_means.mean, "%.4g") + " [" + fmt(g.mean_of_means.low, "%.4g") + ", " +
                       fmt(g.mean_of_means.high, "%.4g") + "]");

@@ -37,7 +37,8 @@ std::string fmt(double v, const char* f = "%.4g");
 void print_runs_table(const std::string& metric, const logratio::runs_analysis& a);
 
 /// The one-screen answer: is the mismatch growing, in which group, how sure.
+/// Slopes are said "per <axis>" (the step the runs were read by).
 std::vector<std::string> verdict_lines(const std::string& metric, const logratio::runs_analysis& a,
-                                       double confidence = 0.95);
+                                       double confidence = 0.95, const std::string& axis = "update");
 
 }  // namespace logratio_cli

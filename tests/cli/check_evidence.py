@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""ctest: the evidence pack of `logratio runs` / `report` (issue 38) against
+numpy/scipy and against itself.
+
+  check_evidence.py TOOL DATA_DIR OUT_DIR CASE
+
+CASE is one of: metrics, min_updates, strata, export, refusals. Every check
+computes its expectation here, from the input table, with numpy/scipy (never
+from logratio's own output), except the export's round trip, whose point is
+that logratio reads back its own numbers to the last digit.
+"""
+import csv, hashlib, json, math, os, shutil, subprocess, sys
+
+import numpy as np
+from scipy import stats
+
+TOOL, DATA, OUT, CASE = sys.argv[1:5]
+MIXED = os.path.join(DATA, "runs", "mixed.csv")
+
+
+def run(*args, ok=True):
+    p = subprocess.run([TOOL, *args], capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit(f"logratio {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def close(a, b, what, rel=1e-9):
+    if a is None or b is None:
+        assert a is None and b is None, f"{what}: {a} vs {b}"
+        return
+    assert abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-300, f"{what}: logratio {a!r}, numpy {b!r}"
+
+
+def rows_of(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def series(rows, metric):
+    """run -> (group, updates, values) with NaN where the cell is empty."""
+    out = {}
+    for r in rows:
+        g, u, v = out.setdefault(r["run"], (r["group"], [], []))
+        u.append(float(r["update"]))
+        v.append(float(r[metric]) if r.get(metric, "") not in ("", None) else math.nan)
+    return out
+
+
+def numpy_run_stats(u, v):
+    u, v = np.array(u), np.array(v)
+    k = np.isfinite(v)
+    u, v = u[k], v[k]
+    o = {"updates": len(v), "mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)),
+         "median": float(np.median(v)), "max": float(np.max(v))}
+    lr = stats.linregress(u, v)
+    o["slope"], o["slope_p"] = float(lr.slope), float(lr.pvalue)
+    o["kendall_tau"] = float(stats.kendalltau(u, v).statistic if hasattr(stats.kendalltau(u, v), "statistic")
+                             else stats.kendalltau(u, v)[0])
+    return o
+
+
+def check_metric_object(obj, rows, metric):
+    assert obj["metric"] == metric, obj["metric"]
+    want = series(rows, metric)
+    assert [r["run"] for r in obj["runs"]] == list(want), (metric, [r["run"] for r in obj["runs"]])
+    for r in obj["runs"]:
+        g, u, v = want[r["run"]]
+        assert r["group"] == g
+        ref = numpy_run_stats(u, v)
+        assert r["updates"] == ref["updates"], (metric, r["run"], r["updates"], ref["updates"])
+        for key in ("mean", "std", "median", "max", "slope", "slope_p", "kendall_tau"):
+            close(r[key], ref[key], f"{metric} {r['run']} {key}")
+    for grp in obj["groups"]:
+        means = [float(np.mean([x for x in want[n][2] if math.isfinite(x)])) for n in want if want[n][0] == grp["group"]]
+        close(grp["mean_of_means"], float(np.mean(means)), f"{metric} group {grp['group']} mean_of_means")
+        assert grp["runs"] == len(means)
+
+
+def case_metrics():
+    rows = rows_of(MIXED)
+    doc = json.loads(run("runs", MIXED, "--metrics", "kl_k3", "--json").stdout)
+    assert [m["metric"] for m in doc["metrics"]] == ["delta_abs_mean", "kl_k3"]
+    for m in doc["metrics"]:
+        check_metric_object(m, rows, m["metric"])
+    every = json.loads(run("runs", MIXED, "--metrics", "all", "--json").stdout)
+    assert [m["metric"] for m in every["metrics"]] == ["delta_abs_mean", "kl_k3"], every["metrics"]
+    # the single-metric document is unchanged without --metrics
+    single = json.loads(run("runs", MIXED, "--json").stdout)
+    assert single["metric"] == "delta_abs_mean" and "metrics" not in single
+    text = run("runs", MIXED, "--metrics", "kl_k3").stdout
+    assert "metric: delta_abs_mean" in text and "metric: kl_k3" in text
+    bad = run("runs", MIXED, "--metrics", "kl_k3,nope", ok=False)
+    assert bad.returncode == 1 and bad.stdout == "", bad
+    assert "--metrics: no run has the metric 'nope'" in bad.stderr, bad.stderr
+
+
+def case_min_updates():
+    rows = rows_of(MIXED)
+    want = series(rows, "delta_abs_mean")
+    n = 21
+    counts = {name: sum(math.isfinite(x) for x in v) for name, (_, _, v) in want.items()}
+    kept = [name for name in want if counts[name] >= n]
+    doc = json.loads(run("runs", MIXED, "--min-updates", str(n), "--json").stdout)
+    assert [r["run"] for r in doc["runs"]] == kept, doc["runs"]
+    assert [x["run"] for x in doc["left_out"]] == [k for k in want if k not in kept]
+    assert doc["min_updates"] == n
+    out = run("report", MIXED, "--min-updates", str(n), "--html", os.path.join(OUT, "min.html")).stdout
+    first = out.splitlines()[0]
+    total = sum(counts[k] for k in kept)
+    assert f"{len(kept)} runs, {total} updates" in first, first
+    assert f"each run with >= {n} updates" in first and f"{len(want) - len(kept)} run(s) left out" in first, first
+    none = run("runs", MIXED, "--min-updates", "1000", ok=False)
+    assert none.returncode == 1 and "no run has that many updates" in none.stderr
+
+
+def attributed_table():
+    """mixed.csv with a run attribute: runtime_commit (text, constant per run)."""
+    rows = rows_of(MIXED)
+    path = os.path.join(OUT, "attributed.csv")
+    commit = {}
+    for r in rows:
+        commit.setdefault(r["run"], "c0ffee" if len(commit) % 2 == 0 else "beef42")
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["run", "group", "update", "delta_abs_mean", "kl_k3", "runtime_commit"])
+        for r in rows:
+            w.writerow([r["run"], r["group"], r["update"], r["delta_abs_mean"], r["kl_k3"], commit[r["run"]]])
+    return path, commit
+
+
+def case_strata():
+    path, commit = attributed_table()
+    rows = rows_of(path)
+    doc = json.loads(run("runs", path, "--by", "runtime_commit", "--json").stdout)
+    assert [s["value"] for s in doc["strata"]] == ["c0ffee", "beef42"], [s["value"] for s in doc["strata"]]
+    for s in doc["strata"]:
+        assert s["by"] == "runtime_commit"
+        assert s["runs"] == [r for r in commit if commit[r] == s["value"]], s["runs"]
+        sub = [r for r in rows if commit[r["run"]] == s["value"]]
+        check_metric_object({"metric": s["metric"], "runs": s["run_stats"], "groups": s["groups"]}, sub,
+                            "delta_abs_mean")
+        assert s["comparison"] is not None and s["comparison"]["a"] == "sync"
+    assert doc["strata_agreement"]["assessed"] == 2
+    listing = run("runs", path, "--list-attributes").stdout
+    assert "runtime_commit" in listing and "c0ffee (5)" in listing and "beef42 (5)" in listing, listing
+    bad = run("runs", path, "--by", "nope", ok=False)
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert "--by 'nope': no run has this attribute (attributes: runtime_commit" in bad.stderr, bad.stderr
+    line = run("report", path, "--by", "runtime_commit", "--html", os.path.join(OUT, "strata.html")).stdout
+    assert "by runtime_commit: the level difference sync - async holds in" in line, line
+
+
+def strip_notes(x):
+    if isinstance(x, dict):
+        return {k: strip_notes(v) for k, v in x.items() if k != "notes"}
+    if isinstance(x, list):
+        return [strip_notes(v) for v in x]
+    return x
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def check_manifest(export, inputs):
+    man = json.load(open(os.path.join(export, "manifest.json")))
+    assert man["logratio_export"] == 1 and man["command"][1] == "report"
+    listed = [f for i in man["inputs"] for f in i["files"]]
+    assert listed, man["inputs"]
+    for i in man["inputs"]:
+        for f in i["files"]:
+            full = os.path.join(i["input"], f["path"]) if os.path.isdir(i["input"]) else i["input"]
+            got = subprocess.run(["sha256sum", full], capture_output=True, text=True).stdout.split()[0]
+            assert f["sha256"] == got, (full, f["sha256"], got)
+            assert f["bytes"] == os.path.getsize(full)
+    for o in man["outputs"]:
+        assert o["sha256"] == sha256(os.path.join(export, o["path"])), o
+    assert [i["input"] for i in man["inputs"]] == inputs
+
+
+def case_export():
+    export = os.path.join(OUT, "export")
+    shutil.rmtree(export, ignore_errors=True)
+    hist = [os.path.join(DATA, "history", "async", "run-a.csv"), os.path.join(DATA, "history", "sync", "run-b.csv")]
+    cases = [
+        ([MIXED], ["--metrics", "all", "--min-updates", "21"]),
+        (hist, ["--metric", "rollout/delta_abs_mean", "--step-column", "train/step", "--grad-norm-column",
+                "train/grad_norm", "--steps-per-batch", "2", "--update-offset", "-1", "--metrics", "all"]),
+    ]
+    for inputs, opts in cases:
+        run("report", *inputs, *opts, "--export", export, "--html", os.path.join(OUT, "export.html"))
+        original = json.loads(run("runs", *inputs, *opts, "--json").stdout)
+        again = json.loads(run("runs", export, "--json", "--metrics", "all").stdout)
+        assert strip_notes(original) == strip_notes(again), "the export read back differs from the original analysis"
+        check_manifest(export, inputs)
+        for name in ("updates.csv", "run_summary.csv", "group_summary.csv", "comparison.csv", "run_attributes.csv"):
+            with open(os.path.join(export, name), newline="") as f:
+                table = list(csv.reader(f))
+            assert all(len(r) == len(table[0]) for r in table), name
+    assert os.path.exists(os.path.join(export, "rollouts.csv"))  # the second case has --steps-per-batch 2
+    upd = rows_of(os.path.join(export, "updates.csv"))
+    assert upd[0]["update"] == "0" and "position" in upd[0] and "zero_grad_norm" in upd[0], upd[0]
+    # summary rows equal the JSON the export also holds, number for number
+    summary = json.load(open(os.path.join(export, "summary.json")))
+    runs_csv = rows_of(os.path.join(export, "run_summary.csv"))
+    first = [r for r in runs_csv if r["metric"] == summary["metrics"][0]["metric"]]
+    for r, j in zip(first, summary["metrics"][0]["runs"]):
+        assert float(r["mean"]) == j["mean"], (r, j)
+
+
+def case_refusals():
+    target = os.path.join(OUT, "not_an_export")
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(target)
+    open(os.path.join(target, "keep.txt"), "w").write("mine\n")
+    html = os.path.join(OUT, "refused.html")
+    if os.path.exists(html):
+        os.remove(html)
+    p = run("report", MIXED, "--export", target, "--html", html, ok=False)
+    assert p.returncode == 1 and p.stdout == "", p
+    assert "not_an_export: an existing directory that is not a logratio export" in p.stderr, p.stderr
+    assert os.listdir(target) == ["keep.txt"] and not os.path.exists(html)
+    # an error after the export started leaves no directory behind
+    fresh = os.path.join(OUT, "fresh_export")
+    shutil.rmtree(fresh, ignore_errors=True)
+    p = run("report", MIXED, "--export", fresh, "--compare", "x,y", "--html", html, ok=False)
+    assert p.returncode == 1 and not os.path.exists(fresh) and not os.path.exists(html)
+    assert not [n for n in os.listdir(OUT) if n.startswith(".fresh_export.tmp")]
+
+
+{"metrics": case_metrics, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
+ "refusals": case_refusals}[CASE]()
+print(f"check_evidence {CASE}: ok")
