@@ -216,6 +216,24 @@ std::vector<read_input_t> read_inputs(const runs_args& a) {
     return ins;
 }
 
+/// The mismatch metric of long tables and dumps without --metric:
+/// delta_abs_mean (SPEC), else the first documented mismatch metric that
+/// is a column of a long table.
+std::string table_metric(const std::vector<read_input_t>& ins, std::vector<std::string>& notes) {
+    const std::string spec = "delta_abs_mean";
+    std::vector<const text_table*> tables;
+    for (const auto& d : ins)
+        if (!d.exported && d.d.kind == trackers::detected_input::long_table) tables.push_back(&d.d.table);
+    if (tables.empty() || tables[0]->column(spec)) return spec;
+    for (const auto& k : trackers::mismatch_metrics())
+        for (const auto* t : tables)
+            if (t->column(k.name)) {
+                notes.push_back(std::string("metric: ") + k.name + " (" + k.from + "; --metric picks another)");
+                return k.name;
+            }
+    return spec;
+}
+
 /// The mismatch metric first, then --metrics (deduplicated, in order).
 std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<read_input_t>& ins,
                                         const std::vector<dump_panel>& dumps, std::vector<std::string>& notes) {
@@ -224,10 +242,10 @@ std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<re
     for (const auto& d : ins)
         if (d.exported) exported_metric = d.exported->metric;
         else if (d.d.kind == trackers::detected_input::history) sets.push_back(&d.d.set);
-    std::vector<std::string> m{!a.metric.empty()      ? a.metric
+    std::vector<std::string> m{!a.metric.empty()          ? a.metric
                                : !exported_metric.empty() ? exported_metric
-                               : sets.empty()         ? std::string("delta_abs_mean")
-                                                      : trackers::choose_metric(sets, "", notes)};
+                               : sets.empty()             ? table_metric(ins, notes)
+                                                          : trackers::choose_metric(sets, "", notes)};
     const auto more = wants_all_metrics(a) ? all_metric_names(ins, a, dumps) : a.metrics;
     for (const auto& x : more)
         if (std::find(m.begin(), m.end(), x) == m.end()) m.push_back(x);
