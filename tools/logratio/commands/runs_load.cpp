@@ -293,6 +293,9 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
         rec.runs = got[0].size();
         rec.files = files_read_since(in.files_mark);
         rec.files.resize(std::min(rec.files.size(), in.files_end - in.files_mark));
+        // dumps are read after every input was detected (in parallel): their files are the dumps
+        if (!in.exported && in.d.kind == trackers::detected_input::dumps)
+            for (const auto& d : ds[i]) rec.files.push_back(d.path);
         L.inputs.push_back(std::move(rec));
         for (std::size_t m = 0; m < metrics.size(); ++m)
             per_metric[m].insert(per_metric[m].end(), got[m].begin(), got[m].end());
