@@ -26,11 +26,12 @@ atomic_directory::atomic_directory(std::string target, bool (*replaceable)(const
     const auto problem = directory_target_problem(target_, replaceable);
     if (!problem.empty()) throw logratio::error(problem);
     fs::path t(target_);
+    if (t.filename().empty()) t = t.parent_path();  // "out/" is "out"
     const auto parent = t.has_parent_path() ? t.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(parent, ec)) throw logratio::error(target_ + ": its directory " + parent.string() + " does not exist");
-    const std::string name = t.filename().empty() ? t.parent_path().filename().string() : t.filename().string();
-    tmp_ = (parent / ("." + name + ".tmp." + std::to_string(::getpid()))).string();
+    tmp_ = (parent / ("." + t.filename().string() + ".tmp." + std::to_string(::getpid()))).string();
+    target_ = t.string();
     fs::remove_all(tmp_, ec);
     if (!fs::create_directory(tmp_, ec)) throw logratio::error(target_ + ": cannot create a temporary directory next to it: " + ec.message());
 }
