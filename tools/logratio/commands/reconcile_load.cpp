@@ -60,7 +60,7 @@ void add_history_run(side& s, const trackers::run_history& h, const std::string&
             r.metrics.erase(key);
             continue;
         }
-        ++steps_used[how];
+        if (!how.empty()) ++steps_used[how];
     }
     if (r.metrics.empty() && !first_error.empty()) throw logratio::error(s.label + ": " + first_error);
     if (!unplaced.empty()) {

@@ -89,7 +89,7 @@ std::string json_strings(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string reconcile_text(const reconcile_result& r) {
-    const std::string how = r.rtol > 0 ? "agree within rtol " + exact(r.rtol) : std::string("agree exactly");
+    const std::string how = r.rtol > 0 ? "agree within rtol " + reconcile_detail::shortest(r.rtol) : std::string("agree exactly");
     std::string o = concat(r.overlapping, " overlapping numeric fields: ", r.agree, " ", how, ", ", r.differ.size(),
                            " differ\n");
     if (!r.differ.empty()) o += "differences (run, step, metric: A, B, relative difference):\n";
@@ -106,7 +106,7 @@ std::string reconcile_text(const reconcile_result& r) {
 
 std::string reconcile_json(const reconcile_result& r) {
     std::string o = concat("{\n \"overlapping\": ", r.overlapping, ",\n \"agree\": ", r.agree, ",\n \"rtol\": ",
-                           exact(r.rtol), ",\n \"differ\": [");
+                           reconcile_detail::shortest(r.rtol), ",\n \"differ\": [");
     for (std::size_t i = 0; i < r.differ.size(); ++i) {
         const auto& d = r.differ[i];
         o += concat(i ? ",\n  " : "\n  ", "{\"run\": ", js(d.run), ", \"step\": ", jn(d.step), ", \"metric\": ",

@@ -3,6 +3,7 @@
 // (reconcile_compare.cpp): per run, per metric, the logged values by
 // training step.
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,16 @@ struct side {
 inline std::string exact(double v) {
     char b[32];
     std::snprintf(b, sizeof b, "%.17g", v);
+    return b;
+}
+
+/// The shortest %.Ng that reads back as v (an option's value: "1e-09").
+inline std::string shortest(double v) {
+    char b[32];
+    for (int p = 1; p <= 17; ++p) {
+        std::snprintf(b, sizeof b, "%.*g", p, v);
+        if (std::strtod(b, nullptr) == v) break;
+    }
     return b;
 }
 

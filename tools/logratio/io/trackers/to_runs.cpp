@@ -224,7 +224,7 @@ std::map<double, double> logged_by_training_step(const run_history& r, const std
     using logratio::detail::concat;
     std::map<double, double> out;
     const auto m = r.metrics.find(metric);
-    if (m == r.metrics.end()) return out;
+    if (m == r.metrics.end() || m->second.empty()) return out;  // (a multi-run table's column another run logs)
     const step_choice sc = choose_step(r, metric, o.step_column);
     step_description = sc.description;
     std::map<std::int64_t, double> train_step;  // W&B event -> training step

@@ -63,7 +63,7 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
 /// NaN. A training step logged at two events keeps the last non-NaN value
 /// (as run_from_history does); with `notes`, that and values logged at
 /// events without a training step are said there. Empty when the run has no
-/// such metric. Throws (choose_step) when a W&B history has no step metric
+/// such metric (or no point of it). Throws (choose_step) when a W&B history has no step metric
 /// logged with this metric.
 std::map<double, double> logged_by_training_step(const run_history& r, const std::string& metric,
                                                  const history_options& o, std::string& step_description,
