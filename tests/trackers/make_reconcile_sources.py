@@ -17,7 +17,8 @@ mlflow_files, pandas_csv). The local log differs from the tracker in:
   - a run only in the local log; "async run 2" step 12 +inf on both sides;
   - rollout/raw_reward (at rollout/step events) only in the local log.
 expected.json has three cases: "exact" (no option), "map" (--map),
-"rtol_map" (--map --rtol 1e-9).
+"rtol_map" (--map --rtol 1e-9). no_common_step.csv: one of the runs at
+other steps (the no-overlapping-field error).
 Usage: make_reconcile_sources.py OUT_DIR
        make_reconcile_sources.py --check LOGRATIO DATA_DIR   (the CLI against expected.json)
 """
@@ -165,6 +166,9 @@ def write_all(root):
     history_csv(local, f"{root}/local_history.csv")
     exp = {k: dict(expected(tracker, local, m, r), args=args) for k, (m, r, args) in CASES.items()}
     mth.write(f"{root}/expected.json", json.dumps(exp, indent=1) + "\n")
+    # a long table of one of the runs at steps neither source has: no overlapping field
+    mth.long_table([("async run 1", "async", [(s, mth.q(0.01 * s), 0.5) for s in (100, 101, 102)])],
+                   f"{root}/no_common_step.csv")
 
 
 def check(tool, root):

@@ -43,9 +43,10 @@ side_run& run_of(side& s, const std::string& name, const std::string& input) {
 /// a note; a run none of whose metrics has one is the reader's error.
 void add_history_run(side& s, const trackers::run_history& h, const std::string& input,
                      std::map<std::string, std::size_t>& steps_used) {
-    if (s.runs.count(h.name))
-        throw logratio::error(s.label + ": run '" + h.name + "' appears twice (" + s.runs[h.name].input + ", " +
-                              input + "): runs never merge");
+    if (const auto it = s.runs.find(h.name); it != s.runs.end())  // a history holds each of its runs once
+        throw logratio::error(s.label + ": run '" + h.name + "' is in " + it->second.input +
+                              (it->second.input == input ? " twice" : " and in " + input) +
+                              " (runs never merge: give each once, or rename one)");
     side_run& r = run_of(s, h.name, input);
     std::string first_error;
     std::vector<std::string> unplaced;
