@@ -37,8 +37,8 @@ int run_reconcile(reconcile_args& args) {
 command_runner setup_reconcile(CLI::App& c) {
     auto args = std::make_shared<reconcile_args>();
     const char* what = "anything `logratio runs` reads: a tracker history (every metric), a long table, a dump directory";
-    c.add_option("a", args->a, std::string("side A, e.g. the tracker: ") + what)->required();
-    c.add_option("b", args->b, std::string("side B, e.g. the local log: ") + what)->required();
+    c.add_option("A", args->a, std::string("side A, e.g. the tracker: ") + what)->required();
+    c.add_option("B", args->b, std::string("side B, e.g. the local log: ") + what)->required();
     c.add_option("--rtol", args->o.rtol,
                  "agree when |a - b| <= R * max(|a|, |b|) (default 0: the same bits; NaN equals NaN, an infinity "
                  "only itself)")
