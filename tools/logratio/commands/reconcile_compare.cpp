@@ -1,6 +1,6 @@
 // `logratio reconcile`: the two sides (reconcile_load.cpp) compared field
-// by field, and the result as text, one summary line or JSON
-// (reconcile.hpp).
+// by field, and the one summary line (reconcile.hpp; reconcile_output.cpp
+// writes the text and the JSON).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -60,6 +60,8 @@ metric_names checked_map(const reconcile_options& o, const side& a, const side& 
     for (const auto& [x, y] : o.map) {
         if (!side_has_metric(a, x)) throw logratio::error("--map " + x + "=" + y + ": A has no metric '" + x + "'");
         if (!side_has_metric(b, y)) throw logratio::error("--map " + x + "=" + y + ": B has no metric '" + y + "'");
+        if (n.a_to_b.count(x) || n.b_to_a.count(y))  // (options built without parse_metric_map)
+            throw logratio::error("--map " + x + "=" + y + ": a metric mapped twice");
         n.a_to_b[x] = y;
         n.b_to_a[y] = x;
     }
