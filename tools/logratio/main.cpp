@@ -11,10 +11,13 @@
 //   logratio runs TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--json] [--html OUT.html]
 //   logratio report TABLE.csv|DIR... [--metric NAME] [--compare A,B] [--html OUT.html] [--dump FILE]
 //   logratio doctor FILE.safetensors [--json] | --each DIR     (exit 3 when a check fails)
+//   logratio reconcile A B [--rtol R] [--map A_NAME=B_NAME ...] [--json] [--format-a F] [--format-b F]
+//                    (exit 4 when an overlapping field differs)
 //   logratio info
 //
 // Exit codes (README, "Exit codes"): 0 success, 1 any error (message on
-// stderr, nothing on stdout), 3 doctor found a failing check.
+// stderr, nothing on stdout), 3 doctor found a failing check, 4 reconcile
+// found overlapping fields that differ.
 #include <cstdio>
 #include <exception>
 #include <utility>
@@ -38,6 +41,9 @@ const logratio_cli::command commands[] = {
      "find the cause of a mismatch: misaligned, filled or processed log-probs, one-sided temperature, desync, "
      "hot spots (exit 3 on a fail)",
      &logratio_cli::setup_doctor},
+    {"reconcile",
+     "compare two sources of the same runs (a tracker and the local log) field by field (exit 4 when some differ)",
+     &logratio_cli::setup_reconcile},
     {"info", "print the version, the SIMD level in use and the levels this CPU runs", &logratio_cli::setup_info},
 };
 

@@ -26,6 +26,7 @@ command_runner setup_logits(CLI::App& c);
 command_runner setup_runs(CLI::App& c);
 command_runner setup_report(CLI::App& c);
 command_runner setup_doctor(CLI::App& c);
+command_runner setup_reconcile(CLI::App& c);
 command_runner setup_info(CLI::App& c);
 
 }  // namespace logratio_cli

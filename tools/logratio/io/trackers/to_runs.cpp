@@ -217,6 +217,45 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
     return out;
 }
 
+/// One metric of a run by training step, only the points logged (to_runs.hpp).
+std::map<double, double> logged_by_training_step(const run_history& r, const std::string& metric,
+                                                 const history_options& o, std::string& step_description,
+                                                 std::vector<std::string>* notes) {
+    using logratio::detail::concat;
+    std::map<double, double> out;
+    const auto m = r.metrics.find(metric);
+    if (m == r.metrics.end() || m->second.empty()) return out;  // (a multi-run table's column another run logs)
+    const step_choice sc = choose_step(r, metric, o.step_column);
+    step_description = sc.description;
+    std::map<std::int64_t, double> train_step;  // W&B event -> training step
+    if (sc.mapping)
+        for (const auto& p : *sc.mapping)
+            if (!std::isnan(p.value)) train_step[p.step] = p.value;
+    std::size_t no_step = 0, relogged = 0;
+    for (const auto& p : m->second) {
+        double s = static_cast<double>(p.step);
+        if (sc.mapping) {
+            const auto t = train_step.find(p.step);
+            if (t == train_step.end()) {
+                if (!std::isnan(p.value)) ++no_step;
+                continue;
+            }
+            s = t->second;
+        }
+        const auto [it, fresh] = out.emplace(s + o.update_offset, p.value);
+        if (fresh) continue;
+        if (!std::isnan(p.value) && !std::isnan(it->second)) ++relogged;
+        if (!std::isnan(p.value)) it->second = p.value;  // last non-missing wins, as in run_from_history
+    }
+    if (notes && no_step)
+        notes->push_back(concat(r.source, ": run '", r.name, "': ", no_step, " logged value(s) of '", metric,
+                                "' without '", sc.description.substr(0, sc.description.find(' ')), "' skipped"));
+    if (notes && relogged)
+        notes->push_back(concat(r.source, ": run '", r.name, "': ", relogged, " training step(s) of '", metric,
+                                "' logged at more than one '", r.step_name, "': the last value kept"));
+    return out;
+}
+
 /// --group-pattern: the first capture group of REGEX (searched in the run
 /// name) is the run's group; a run it does not match is an error listing
 /// every such run.

@@ -13,6 +13,7 @@
 //    gave, else one group "all" (and a note that a comparison needs groups).
 // Missing values stay missing (NaN); nothing is interpolated.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,20 @@ std::string choose_metric(const std::vector<const history_set*>& sets, const std
 /// metric there (NaN where the step exists but the metric is missing).
 run_input run_from_history(const run_history& r, const std::string& metric, const history_options& o,
                            std::string& step_description);
+
+/// One metric of a run as the tracker logged it, by training step (chosen as
+/// run_from_history chooses it: the tracker's own step, or for W&B
+/// histories the framework step metric logged with the most of this
+/// metric's events; o.step_column overrides), + o.update_offset. Only the
+/// points actually logged: no step is filled with NaN, a logged NaN stays
+/// NaN. A training step logged at two events keeps the last non-NaN value
+/// (as run_from_history does); with `notes`, that and values logged at
+/// events without a training step are said there. Empty when the run has no
+/// such metric (or no point of it). Throws (choose_step) when a W&B history has no step metric
+/// logged with this metric.
+std::map<double, double> logged_by_training_step(const run_history& r, const std::string& metric,
+                                                 const history_options& o, std::string& step_description,
+                                                 std::vector<std::string>* notes = nullptr);
 
 /// --group-pattern: the first capture group of REGEX (searched in the run
 /// name) is the run's group; a run it does not match is an error listing

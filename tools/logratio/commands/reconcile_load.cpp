@@ -1,0 +1,170 @@
+// `logratio reconcile`: each side's inputs -- tracker histories (every
+// metric, by training step: trackers::logged_by_training_step), long tables
+// (every numeric column), dump directories (every panel column) -- read into
+// runs of fields (reconcile_sides.hpp).
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include <logratio/core/error.hpp>
+
+#include "../io/dumps.hpp"
+#include "../io/trackers/detect.hpp"
+#include "../io/trackers/to_runs.hpp"
+#include "../output/panel_table.hpp"
+#include "reconcile_sides.hpp"
+
+namespace logratio_cli::reconcile_detail {
+namespace {
+
+using logratio::detail::concat;
+
+/// Not fields: the framework step metrics (they are the steps) and the
+/// trackers' own bookkeeping keys.
+bool is_step_or_internal(const std::string& k) {
+    if (k == "_step" || k == "_runtime" || k == "_timestamp" || k.rfind("_wandb", 0) == 0) return true;
+    for (const auto& s : trackers::step_metrics())
+        if (k == s.name) return true;
+    return false;
+}
+
+/// The run `name` of input `input`; a run of that name from another input is
+/// an error (two runs are never merged).
+side_run& run_of(side& s, const std::string& name, const std::string& input) {
+    auto [it, fresh] = s.runs.emplace(name, side_run{input, {}});
+    if (!fresh && it->second.input != input)
+        throw logratio::error(s.label + ": run '" + name + "' is in " + it->second.input + " and in " + input +
+                              " (runs never merge: give each once, or rename one)");
+    return it->second;
+}
+
+/// Every metric of one history run by training step. A metric the W&B
+/// history logged at no training step (no step metric with it) is said in
+/// a note; a run none of whose metrics has one is the reader's error.
+void add_history_run(side& s, const trackers::run_history& h, const std::string& input,
+                     std::map<std::string, std::size_t>& steps_used) {
+    if (const auto it = s.runs.find(h.name); it != s.runs.end())  // a history holds each of its runs once
+        throw logratio::error(s.label + ": run '" + h.name + "' is in " + it->second.input +
+                              (it->second.input == input ? " twice" : " and in " + input) +
+                              " (runs never merge: give each once, or rename one)");
+    side_run& r = run_of(s, h.name, input);
+    std::string first_error;
+    std::vector<std::string> unplaced;
+    for (const auto& [key, pts] : h.metrics) {
+        if (is_step_or_internal(key)) continue;
+        std::string how;
+        try {
+            r.metrics[key] = trackers::logged_by_training_step(h, key, history_options(), how, &s.notes);
+        } catch (const logratio::error& e) {  // choose_step: no training step for this metric
+            if (first_error.empty()) first_error = e.what();
+            unplaced.push_back(key);
+            r.metrics.erase(key);
+            continue;
+        }
+        if (!how.empty()) ++steps_used[how];
+    }
+    if (r.metrics.empty() && !first_error.empty()) throw logratio::error(s.label + ": " + first_error);
+    if (!unplaced.empty()) {
+        std::string list;
+        for (std::size_t i = 0; i < unplaced.size() && i < 10; ++i) list += (i ? ", " : "") + unplaced[i];
+        s.notes.push_back(concat(s.label, ": ", input, ": run '", h.name, "': ", unplaced.size(),
+                                 " metric(s) logged at no training step, not compared: ", list,
+                                 unplaced.size() > 10 ? ", ..." : ""));
+    }
+}
+
+void add_history(side& s, const trackers::history_set& set) {
+    std::map<std::string, std::size_t> steps_used;
+    for (const auto& h : set.runs) add_history_run(s, h, set.input, steps_used);
+    std::string how;
+    for (const auto& [st, n] : steps_used) how += (how.empty() ? "" : ", ") + st;
+    s.notes.push_back(concat(s.label, ": read ", set.runs.size(), " run(s) from ", set.reader, " ", set.input,
+                             how.empty() ? "" : "; step: " + how));
+    for (const auto& n : set.notes) s.notes.push_back(s.label + ": " + n);
+}
+
+bool blank(std::string_view c) { return c.find_first_not_of(" \t") == std::string_view::npos; }
+
+/// The numeric columns of a long table but run, group and update: a column
+/// with a cell that is not a number (a file name) is not a field.
+std::vector<std::size_t> numeric_columns(side& s, const text_table& t) {
+    std::vector<std::size_t> cols;
+    std::vector<std::string> text;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& n = t.columns[c];
+        if (n == "run" || n == "group" || n == "update") continue;
+        bool numeric = true;
+        for (std::size_t i = 0; i < t.row_count() && numeric; ++i)
+            numeric = blank(t.cell(i, c)) || cell_number(t.cell(i, c)).has_value();
+        if (numeric) cols.push_back(c);
+        else text.push_back(n);
+    }
+    if (!text.empty()) {
+        std::string list;
+        for (const auto& n : text) list += (list.empty() ? "" : ", ") + n;
+        s.notes.push_back(s.label + ": " + t.path + ": non-numeric column(s) not compared: " + list);
+    }
+    return cols;
+}
+
+/// A long table: rows (run, update) unique; an empty cell is nothing
+/// logged, a "NaN" cell a logged NaN.
+void add_long_table(side& s, const text_table& t) {
+    const auto rc = t.column("run"), uc = t.column("update");
+    if (!rc || !uc)
+        throw logratio::format_error(t.path + ": a long-format table needs columns 'run' and 'update' (columns: " +
+                                     t.column_list() + ")");
+    const auto cols = numeric_columns(s, t);
+    std::map<std::pair<std::string, double>, std::size_t> seen;
+    for (std::size_t i = 0; i < t.row_count(); ++i) {
+        const std::string run(t.cell(i, *rc));
+        if (run.empty()) throw logratio::format_error(concat(t.path, ": line ", t.line[i], ": empty 'run' cell"));
+        const double u = parse_cell(t, i, *uc);
+        if (!std::isfinite(u)) throw logratio::format_error(concat(t.path, ": line ", t.line[i], ": missing 'update' cell"));
+        const auto dup = seen.emplace(std::make_pair(run, u), t.line[i]);
+        if (!dup.second)
+            throw logratio::format_error(concat(t.path, ": run '", run, "' update ", u, " appears on lines ",
+                                                dup.first->second, " and ", t.line[i]));
+        side_run& r = run_of(s, run, t.path);
+        for (const auto c : cols)
+            if (!blank(t.cell(i, c))) r.metrics[t.columns[c]][u] = *cell_number(t.cell(i, c));
+    }
+    s.notes.push_back(concat(s.label, ": read ", t.row_count(), " row(s) of the long table ", t.path));
+}
+
+/// A directory of dumps: each dump's panel columns at its (run, update).
+void add_dumps(side& s, const std::string& dir, const reconcile_options& o) {
+    const logratio::panel_options opt;
+    const auto ds = panels_of_directory(dir, o.pattern, opt, o.threads);
+    std::map<std::pair<std::string, double>, std::string> seen;
+    for (const auto& d : ds) {
+        const auto dup = seen.emplace(std::make_pair(d.run, d.update), d.path);
+        if (!dup.second)
+            throw logratio::error(concat(s.label, ": run '", d.run, "' update ", d.update, " is both ",
+                                         dup.first->second, " and ", d.path));
+        side_run& r = run_of(s, d.run, dir);
+        for (const auto& [k, v] : dump_columns(d, true))
+            if (v) r.metrics[k][d.update] = *v;
+    }
+    s.notes.push_back(concat(s.label, ": read ", ds.size(), " dump(s) under ", dir));
+}
+
+}  // namespace
+
+side read_side(const std::vector<std::string>& inputs, const std::string& format, const reconcile_options& o,
+               const std::string& label) {
+    side s;
+    s.label = label;
+    std::set<std::string> given;
+    for (const auto& in : inputs) {
+        if (!given.insert(in).second)
+            throw logratio::error(label + ": " + in + " given twice (runs never merge)");
+        auto d = trackers::read_input(in, format);  // key_filter(): every metric
+        if (d.kind == trackers::detected_input::history) add_history(s, d.set);
+        else if (d.kind == trackers::detected_input::long_table) add_long_table(s, d.table);
+        else add_dumps(s, in, o);
+    }
+    return s;
+}
+
+}  // namespace logratio_cli::reconcile_detail
