@@ -9,6 +9,7 @@
 #include "../output/html_report.hpp"
 #include "../output/runs_output.hpp"
 #include "runs_evidence.hpp"
+#include "reconcile.hpp"
 #include "runs_export.hpp"
 #include "runs_render.hpp"
 #include "runs_steps.hpp"
@@ -60,22 +61,51 @@ int run_runs(const runs_args& a) {
     return 0;
 }
 
+namespace {
+
+reconcile_options reconcile_options_of(const runs_args& a) {
+    reconcile_options o;
+    o.format_a = a.format;
+    o.pattern = a.pattern;
+    o.threads = a.threads;
+    return o;
+}
+
+void print_report_lines(const report_inputs& r, const loaded_runs& L) {
+    for (const auto& l : r.verdict) std::printf("%s\n", l.c_str());
+    if (!r.split.empty()) std::printf("numeric mismatch vs policy lag:\n");
+    for (const auto& l : r.split) std::printf("%s\n", l.c_str());
+    std::size_t zero = 0;
+    for (const auto& x : L.runs) zero += x.zero_grad_norm.size();
+    if (zero) std::printf("  %zu update(s) with zero gradient norm are listed in the report\n", zero);
+}
+
+}  // namespace
+
 int run_report(const runs_args& a) {
     if (!a.export_dir.empty()) check_export_target(a.export_dir);  // before anything is read
     const auto L = load_runs(a);
     const auto e = analyze_evidence(a, L);
     std::optional<dump_histogram> h;
-    const auto r = full_report_inputs(a, L, e, h);
+    auto r = full_report_inputs(a, L, e, h);
+    std::optional<reconcile_result> rec;
+    if (!a.reconcile.empty()) {
+        rec = reconcile_sources(a.inputs, a.reconcile, reconcile_options_of(a));
+        r.source_sections.push_back(reconcile_section(a.reconcile, *rec));
+    }
+    if (!a.export_dir.empty()) r.source_sections.push_back(export_section(a.export_dir));
+    // every output is made before any is put in place: an error leaves none
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
-    if (!a.export_dir.empty()) write_export(a, L, e, evidence_json_text(a, L, e), {});
-    write_atomically(out, html_report(r));
-    for (const auto& l : r.verdict) std::printf("%s\n", l.c_str());
-    const auto& split = r.split;
-    if (!split.empty()) std::printf("numeric mismatch vs policy lag:\n");
-    for (const auto& l : split) std::printf("%s\n", l.c_str());
-    std::size_t zero = 0;
-    for (const auto& x : L.runs) zero += x.zero_grad_norm.size();
-    if (zero) std::printf("  %zu update(s) with zero gradient norm are listed in the report\n", zero);
+    atomic_file html(out);
+    html.write(html_report(r));
+    if (!a.export_dir.empty()) {
+        std::vector<std::pair<std::string, std::string>> extra;
+        if (rec) extra.push_back({"reconcile.json", reconcile_json(*rec) + "\n"});
+        write_export(a, L, e, evidence_json_text(a, L, e), {}, extra);
+    }
+    html.commit();
+    print_report_lines(r, L);
+    if (rec) std::printf("  %s\n", reconcile_summary(*rec).c_str());
     std::printf("report: %s\n", out.c_str());
     if (!a.export_dir.empty()) std::printf("export: %s\n", a.export_dir.c_str());
     return 0;

@@ -260,7 +260,8 @@ nlohmann::ordered_json inputs_json(const loaded_runs& L) {
 }  // namespace
 
 void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, const std::string& summary_json,
-                  const std::vector<std::pair<std::string, std::string>>& figures) {
+                  const std::vector<std::pair<std::string, std::string>>& figures,
+                  const std::vector<std::pair<std::string, std::string>>& extra) {
     atomic_directory dir(a.export_dir, &replaceable_export);
     std::vector<std::string> metric_names;
     bool positions = false, zero = false;
@@ -272,6 +273,7 @@ void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, c
     files.push_back({"run_attributes.csv", attributes_csv(L)});
     files.push_back({"summary.json", summary_json + "\n"});
     for (const auto& [name, svg] : figures) files.push_back({"figures/" + name, svg});
+    files.insert(files.end(), extra.begin(), extra.end());
     nlohmann::ordered_json man;
     man[export_marker_key()] = 1;
     man["logratio_version"] = LOGRATIO_VERSION_STRING;

@@ -28,8 +28,10 @@ namespace logratio_cli {
 void check_export_target(const std::string& dir);
 
 /// Writes the whole export (see above); `figures` are (file name, SVG text).
+/// `extra` are more (file name, bytes) to freeze (reconcile.json).
 void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, const std::string& summary_json,
-                  const std::vector<std::pair<std::string, std::string>>& figures);
+                  const std::vector<std::pair<std::string, std::string>>& figures,
+                  const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 /// A number as its shortest round-trip text ("nan", "inf", "-inf" when not finite).
 std::string exact_number(double v);

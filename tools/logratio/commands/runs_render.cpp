@@ -1,6 +1,7 @@
 // `logratio runs` / `report`: the evidence rendered (runs_render.hpp).
 #include "runs_render.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../output/runs_output.hpp"
+#include "reconcile.hpp"
+#include "runs_export.hpp"
 
 namespace logratio_cli {
 
@@ -178,6 +181,46 @@ report_section strata_section(const evidence& e, const std::string& axis) {
 }
 
 }  // namespace
+
+report_section reconcile_section(const std::string& b, const reconcile_result& r) {
+    report_section s;
+    s.id = "reconcile";
+    s.title = "Reconciled with " + b;
+    s.paragraphs.push_back(reconcile_summary(r) + ".");
+    s.paragraphs.push_back("Fields only in the report's inputs: " + std::to_string(r.only_a.size()) + " (" +
+                           std::to_string(r.steps_only_a) + " steps of the runs in common); only in " + b + ": " +
+                           std::to_string(r.only_b.size()) + " (" + std::to_string(r.steps_only_b) +
+                           " steps); runs on one side only: " + std::to_string(r.runs_only_a.size()) + " and " +
+                           std::to_string(r.runs_only_b.size()) + ".");
+    if (!r.differ.empty()) {
+        report_table t;
+        t.caption = "differences (values exact)";
+        t.header = {"run", "step", "metric", "inputs", b, "relative difference"};
+        t.numeric = {false, true, false, true, true, true};
+        for (std::size_t i = 0; i < r.differ.size() && i < 200; ++i) {
+            const auto& d = r.differ[i];
+            const double rel = std::fabs(d.a - d.b) / std::max(std::fabs(d.a), std::fabs(d.b));
+            t.rows.push_back({d.run, exact_number(d.step), d.metric == d.metric_b ? d.metric : d.metric + " = " + d.metric_b,
+                              exact_number(d.a), exact_number(d.b), fmt(rel, "%.3g")});
+        }
+        if (r.differ.size() > 200) t.caption += "; the first 200 of " + std::to_string(r.differ.size());
+        s.tables.push_back(std::move(t));
+    }
+    for (const auto& n : r.notes) s.details.push_back(n);
+    return s;
+}
+
+report_section export_section(const std::string& dir) {
+    report_section s;
+    s.id = "export";
+    s.title = "Frozen data";
+    s.paragraphs.push_back("The data behind this report is in " + dir +
+                           "/: updates.csv (one row per run and update, every metric), run_summary.csv, "
+                           "group_summary.csv, comparison.csv, run_attributes.csv, summary.json, figures/ and "
+                           "manifest.json (every input file with its size and SHA-256, the command line). "
+                           "`logratio runs " + dir + "` reads it back to the same numbers.");
+    return s;
+}
 
 std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e) {
     std::vector<report_section> out;

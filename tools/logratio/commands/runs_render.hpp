@@ -30,6 +30,16 @@ void print_attributes(const loaded_runs& L);
 /// the strata.
 std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e);
 
+struct reconcile_result;
+
+/// The report's section on `report --reconcile B`: the one line, every
+/// difference (the first 200 in the tables; all of them in the export's
+/// reconcile.json), what is on one side only.
+report_section reconcile_section(const std::string& b, const reconcile_result& r);
+
+/// The report's section on `report --export DIR`: where the frozen data is.
+report_section export_section(const std::string& dir);
+
 /// A finite number at 4 significant digits, "-" otherwise (the reports' precision).
 std::string cell4(double v);
 
