@@ -209,6 +209,25 @@ def case_export():
         assert float(r["mean"]) == j["mean"], (r, j)
 
 
+def case_reconcile():
+    """report --reconcile B: the planted sources of tests/data/trackers/reconcile
+    (make_reconcile_sources.py wrote them and the expected differences)."""
+    rec = os.path.join(DATA, "trackers", "reconcile")
+    want = json.load(open(os.path.join(rec, "expected.json")))["exact"]
+    export = os.path.join(OUT, "export")
+    shutil.rmtree(export, ignore_errors=True)
+    out = run("report", os.path.join(rec, "mlruns"), "--reconcile", os.path.join(rec, "local_history.csv"),
+              "--export", export, "--html", os.path.join(OUT, "r.html")).stdout
+    n, k = want["overlapping"], len(want["differ"])
+    line = f"across {n} overlapping numeric fields, the tracker and the local log: {want['agree']} agree exactly, {k} differ"
+    assert line in out, out
+    got = json.load(open(os.path.join(export, "reconcile.json")))
+    assert got["overlapping"] == n and len(got["differ"]) == k
+    assert [(d["run"], d["metric"]) for d in got["differ"]] == [(d["run"], d["metric"]) for d in want["differ"]]
+    html = open(os.path.join(OUT, "r.html")).read()
+    assert f"{want['agree']} agree exactly, {k} differ" in html
+
+
 def case_refusals():
     target = os.path.join(OUT, "not_an_export")
     shutil.rmtree(target, ignore_errors=True)
@@ -229,6 +248,6 @@ def case_refusals():
     assert not [n for n in os.listdir(OUT) if n.startswith(".fresh_export.tmp")]
 
 
-{"metrics": case_metrics, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
+{"metrics": case_metrics, "reconcile": case_reconcile, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
  "refusals": case_refusals}[CASE]()
 print(f"check_evidence {CASE}: ok")
