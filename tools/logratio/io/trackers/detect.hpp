@@ -43,4 +43,14 @@ const std::vector<std::string>& format_names();
 /// tracker history, only the metrics `keys` keeps.
 detected_input read_input(const std::string& path, std::string format, const key_filter& keys = key_filter());
 
+/// A directory (recursively) of history files of one kind -- verl
+/// file-logger .jsonl, W&B history CSV or JSON exports, trainer_state.json --
+/// one run per file, named and grouped as the file alone is (runs of two
+/// files sharing a name get their relative paths, with a note); a directory
+/// mixing kinds is an error naming one file of each. Also: a W&B run
+/// directory with a sync_tensorboard copy reads the .wandb log (a note says
+/// the copy was skipped); a project directory holding mlruns/, mlflow.db,
+/// mlruns.db or wandb/ opens it (with a note).
+history_set read_history_files(const std::string& dir, const key_filter& keys = key_filter());
+
 }  // namespace logratio_cli::trackers
