@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "table.hpp"
+#include "trackers/attributes.hpp"
 #include "trackers/detect.hpp"
 #include "trackers/json_scan.hpp"
 #include "trackers/lenient_json.hpp"
@@ -778,4 +779,25 @@ TEST_CASE("a W&B run directory with a sync_tensorboard copy reads the .wandb log
     CHECK(mlflow.reader == "MLflow file store");
     check_same_as_reference(convert(mlflow), false);
     CHECK(has_note(mlflow, "a project directory: opened "));
+}
+
+TEST_CASE("attribute text: numbers as %.17g with the fewest digits that round-trip; W&B's config.yaml layout") {
+    CHECK(tr::number_text(0.1 + 0.2) == "0.30000000000000004");
+    CHECK(tr::number_text(3e-4) == "0.0003");
+    CHECK(tr::number_text(1e-6) == "1e-06");
+    CHECK(tr::number_text(1000.0) == "1000");
+    CHECK(tr::number_text(-2.5) == "-2.5");
+    CHECK(tr::number_text(1e20) == "1e+20");
+    CHECK(tr::number_text(1e16) == "10000000000000000");
+    CHECK(tr::number_text(std::nan("")) == "nan");
+    namespace fs = std::filesystem;
+    const fs::path f = fs::temp_directory_path() / "logratio_test_config.yaml";
+    std::ofstream(f) << "wandb_version: 1\n\n_wandb:\n  desc: null\n  value:\n    cli_version: 0.19.1\n"
+                        "actor:\n  desc: null\n  value:\n    lr: 1.0e-06\n    layers:\n    - 64\n    - 32\n"
+                        "    name: 'it''s'\n    opt: {}\nnote:\n  value: \"a\\\"b\"\nflag:\n  value: true\n"
+                        "none:\n  value: null\nseed:\n  desc: the seed\n  value: 7\n";
+    const auto a = tr::read_wandb_config_yaml(f.string());
+    fs::remove(f);
+    CHECK(a == std::map<std::string, std::string>{{"actor.lr", "1e-06"}, {"actor.layers", "[64, 32]"}, {"actor.name", "it's"},
+                                                  {"note", "a\"b"}, {"flag", "true"}, {"seed", "7"}});
 }

@@ -5,11 +5,12 @@
 // TensorBoard hparam and a trainer state), and the W&B config.yaml layout.
 //
 // Numbers: an integer literal keeps its digits; any other number is written
-// as the shortest text that reads back as the same double (std::to_chars,
-// i.e. %.17g trimmed to the shortest round trip: 1e-06, 0.5, 64), so YAML's
+// as %.17g trimmed to the shortest round trip (std::to_chars: 1e-06, 0.5,
+// 0.0003, 64), so YAML's
 // "1.0e-06", JSON's "1e-06" and a protobuf double agree. null is no value.
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstddef>
 #include <fstream>
 #include <map>
@@ -23,12 +24,19 @@
 
 namespace logratio_cli::trackers {
 
-/// A double as the shortest text that reads back as it ("nan", "inf", "-inf" for the non-finite).
+/// A double as %.17g writes it (fixed notation for exponents -4..16, else
+/// scientific), with the fewest digits that read back as the same double
+/// (std::to_chars' shortest round trip): 0.0003, 1000, 64, 1e-06, 1e+20;
+/// "nan", "inf", "-inf" for the non-finite.
 inline std::string number_text(double v) {
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    char buf[400];  // fixed notation of a double below 1e17, or any scientific one
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    const std::string sci(buf, r.ptr);
+    const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
+    if (exponent < -4 || exponent >= 17) return sci;
+    r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
     return std::string(buf, r.ptr);
 }
 
