@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "dumps.hpp"
 #include "table.hpp"
 #include "trackers/attributes.hpp"
 #include "trackers/detect.hpp"
@@ -800,4 +801,11 @@ TEST_CASE("attribute text: numbers as %.17g with the fewest digits that round-tr
     fs::remove(f);
     CHECK(a == std::map<std::string, std::string>{{"actor.lr", "1e-06"}, {"actor.layers", "[64, 32]"}, {"actor.name", "it's"},
                                                   {"note", "a\"b"}, {"flag", "true"}, {"seed", "7"}});
+}
+
+TEST_CASE("attributes: a dump's __metadata__ but run, group and update") {
+    const std::string f = std::string(LOGRATIO_TEST_DATA) + "/../../examples/data/runs/sync/sync-0/update_010.safetensors";
+    const auto d = logratio_cli::panel_of_dump(f, "sync/sync-0/update_010.safetensors", nullptr, {});
+    CHECK(d.run == "sync-0");
+    CHECK(d.attributes == std::map<std::string, std::string>{{"generator", "logratio make_sample"}, {"seed", "20261202"}, {"lag", "0"}});
 }
