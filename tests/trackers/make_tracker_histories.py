@@ -4,7 +4,10 @@
 
 The runs: 2 sync, 2 async; "async run 1" crashed after update 6; "sync run 2"
 logged NaN at update 7; "async run 2" skipped update 9 (nothing logged).
-Run names have spaces, metric names slashes. Values are multiples of 2^-20
+Run names have spaces, metric names slashes. Each run has attributes
+(config(): runtime_commit and actor.lr differ across runs, mode is the
+group, actor.lr is a nested key) in every layout that keeps a run's config;
+dirs/ holds the directory layouts (see directory_layouts). Values are multiples of 2^-20
 below 1/16, exact in float32 (TensorBoard simple_value), so every layout
 holds the very same numbers and `logratio runs --json` must give identical
 statistics. TensorBoard and W&B offline bytes come from

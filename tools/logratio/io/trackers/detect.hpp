@@ -7,7 +7,10 @@
 // '[' (JSON) and, for CSV, the header (chart export "<run> - <metric>" /
 // __MIN columns, long table run+update, W&B history _step). An input no
 // reader takes gets a message naming what it looks like and what to do;
-// `--format` forces a reader. The binary readers (TensorBoard, W&B offline
+// `--format` forces a reader. A directory of history files of one kind
+// (verl .jsonl, W&B CSV / JSON exports, trainer_state.json) is one run per
+// file (read_history_files); a project directory opens its mlruns/,
+// mlflow.db / mlruns.db or wandb/, with a note. The binary readers (TensorBoard, W&B offline
 // logs) are entries of binary_readers() (detect.cpp).
 #include <string>
 #include <vector>
