@@ -394,3 +394,125 @@ TEST_CASE("TensorBoard: event files in the logdir itself are the run '.'; W&B ru
     CHECK(w.runs[0].source != w.runs[1].source);
     CHECK(has_note(w, "W&B runs 'async run 2' and 'async run 2 (offline-run-c)' share the run id def456"));
 }
+
+// ---------------------------------------------------------------- run attributes (#38)
+
+namespace {
+
+// Protobuf encoding for hand-made records: a varint, a length-delimited
+// field, a varint field, a fixed64 double field.
+std::string pb_varint(std::uint64_t v) {
+    std::string out;
+    do {
+        unsigned char b = v & 0x7f;
+        v >>= 7;
+        if (v) b |= 0x80;
+        out.push_back(char(b));
+    } while (v);
+    return out;
+}
+std::string pb_bytes(unsigned number, const std::string& payload) {
+    return pb_varint(number << 3 | 2) + pb_varint(payload.size()) + payload;
+}
+std::string pb_int(unsigned number, std::uint64_t v) { return pb_varint(number << 3) + pb_varint(v); }
+std::string pb_double(unsigned number, double v) {
+    std::string out = pb_varint(number << 3 | 1);
+    out.append(reinterpret_cast<const char*>(&v), 8);  // little-endian host
+    return out;
+}
+
+// A .wandb log of FULL chunks, one per record.
+std::string wandb_log(const std::vector<std::string>& records) {
+    std::string out = std::string(":W&B") + char(0xE1) + char(0xBE) + char(0);
+    for (const auto& r : records) {
+        const unsigned char type = 1;
+        const std::uint32_t crc = crc32_zlib(r.data(), r.size(), crc32_zlib(&type, 1));
+        out.append(reinterpret_cast<const char*>(&crc), 4);
+        out.push_back(char(r.size() & 0xff));
+        out.push_back(char(r.size() >> 8));
+        out.push_back(char(type));
+        out += r;
+    }
+    return out;
+}
+
+// A ConfigItem (key = 1, nested_key = 2, value_json = 16).
+std::string config_item(const std::string& key, const std::string& json, const std::vector<std::string>& nested = {}) {
+    std::string item = key.empty() ? std::string() : pb_bytes(1, key);
+    for (const auto& n : nested) item += pb_bytes(2, n);
+    return item + pb_bytes(16, json);
+}
+
+// A TFRecord of `data` (length, masked CRC-32C of it, data, masked CRC-32C of the data).
+std::string tfrecord(const std::string& data) {
+    std::string out;
+    const std::uint64_t n = data.size();
+    out.append(reinterpret_cast<const char*>(&n), 8);
+    const std::uint32_t c1 = masked_crc32c(reinterpret_cast<const unsigned char*>(out.data()), 8);
+    out.append(reinterpret_cast<const char*>(&c1), 4);
+    out += data;
+    const std::uint32_t c2 = masked_crc32c(reinterpret_cast<const unsigned char*>(data.data()), data.size());
+    out.append(reinterpret_cast<const char*>(&c2), 4);
+    return out;
+}
+
+// An Event holding one Summary.Value with hparams plugin metadata whose
+// content is a HParamsPluginData (session_start_info = 3 -> hparams = 1 map entries).
+std::string hparams_event(const std::vector<std::pair<std::string, std::string>>& entries) {
+    std::string map;
+    for (const auto& [k, value] : entries) map += pb_bytes(1, pb_bytes(1, k) + pb_bytes(2, value));
+    const std::string content = pb_int(1, 0) + pb_bytes(3, map);
+    const std::string metadata = pb_bytes(1, pb_bytes(1, "hparams") + pb_bytes(2, content));
+    const std::string value = pb_bytes(1, "_hparams_/session_start_info") + pb_bytes(9, metadata);
+    return pb_double(1, 1700000000.0) + pb_bytes(5, pb_bytes(1, value));
+}
+
+}  // namespace
+
+TEST_CASE("W&B bytes: config items (nested keys, {value} wrappers, removals, _wandb, text/bool/null/array) as attributes") {
+    const std::string run = pb_bytes(17, pb_bytes(1, "id1") + pb_bytes(4, pb_bytes(1, config_item("lr", "0.0010"))));
+    std::string update;
+    update += pb_bytes(1, config_item("", "1.0e-06", {"actor", "optim", "lr"}));           // wandb-core nested keys
+    update += pb_bytes(1, config_item("mode", "{\"desc\": null, \"value\": \"async\"}"));  // config.yaml's wrapper
+    update += pb_bytes(1, config_item("model", "{\"name\": \"qwen\", \"layers\": [1, 2], \"tied\": true, \"x\": null}"));
+    update += pb_bytes(1, config_item("_wandb", "{\"value\": {\"cli_version\": \"0.19\"}}"));
+    update += pb_bytes(1, config_item("gone", "5"));
+    update += pb_bytes(1, config_item("big", "12345678901234567890"));
+    update += pb_bytes(1, config_item("nan", "NaN"));
+    const std::string remove = pb_bytes(2, config_item("gone", "null"));
+    const std::string again = pb_bytes(1, config_item("lr", "0.002"));
+    const std::string log = wandb_log({run, pb_bytes(5, update), pb_bytes(5, remove), pb_bytes(5, again)});
+    const history_set h = read_wandb_bytes(reinterpret_cast<const unsigned char*>(log.data()), log.size(), "cfg.wandb");
+    REQUIRE(h.runs.size() == 1);
+    const std::map<std::string, std::string> want{
+        {"lr", "0.002"},           {"actor.optim.lr", "1e-06"}, {"mode", "async"},
+        {"model.name", "qwen"},    {"model.layers", "[1,2]"},   {"model.tied", "true"},
+        {"big", "12345678901234567890"}, {"nan", "nan"}};
+    CHECK(h.runs[0].attributes == want);
+    CHECK(has_note(h, "W&B run 'id1' (cfg.wandb): attribute(s) given twice with different values, the last kept (as W&B does): lr (0.001 -> 0.002)"));
+    // a value that is not JSON: an error naming the file, the record's byte and the key
+    const std::string bad = wandb_log({pb_bytes(5, pb_bytes(1, config_item("k", "{oops")))});
+    CHECK(format_error_of([&] { read_wandb_bytes(reinterpret_cast<const unsigned char*>(bad.data()), bad.size(), "bad.wandb"); })
+              .find("bad.wandb: byte 14: config 'k': line 1: not valid JSON") != std::string::npos);
+}
+
+TEST_CASE("TensorBoard bytes: hparams (number, string, bool; null, struct and list skipped) are attributes, not tags") {
+    const std::string events = tfrecord(pb_double(1, 1700000000.0) + pb_bytes(3, "brain.Event:2")) +
+                               tfrecord(hparams_event({{"lr", pb_double(2, 3e-4)},
+                                                       {"steps", pb_double(2, 1000.0)},
+                                                       {"mode", pb_bytes(3, "async")},
+                                                       {"colocate", pb_int(4, 1)},
+                                                       {"none", pb_int(1, 0)},
+                                                       {"nested", pb_bytes(5, "")},
+                                                       {"mode", pb_bytes(3, "sync")}}));
+    const history_set h = read_tensorboard_bytes(reinterpret_cast<const unsigned char*>(events.data()), events.size(), "hp");
+    REQUIRE(h.runs.size() == 1);
+    const std::map<std::string, std::string> want{{"lr", "0.0003"}, {"steps", "1000"}, {"mode", "sync"}, {"colocate", "true"}};
+    std::string got;
+    for (const auto& [k, v] : h.runs[0].attributes) got += k + "=" + v + ";";
+    INFO(got);
+    CHECK(h.runs[0].attributes == want);
+    CHECK(h.runs[0].metrics.empty());
+    CHECK(has_note(h, "TensorBoard run 'hp': attribute(s) given twice with different values, the last kept (as W&B does): mode (async -> sync)"));
+    CHECK_FALSE(has_note(h, "_hparams_"));
+}

@@ -12,7 +12,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "dumps.hpp"
 #include "table.hpp"
+#include "trackers/attributes.hpp"
 #include "trackers/detect.hpp"
 #include "trackers/json_scan.hpp"
 #include "trackers/lenient_json.hpp"
@@ -604,4 +606,206 @@ TEST_CASE("JSON Lines: a long table with NaN tokens; a history whose last line w
           std::vector<double>{0.5});
     CHECK_THROWS_WITH_AS(tr::read_json_history_text("{\"_step\": 0, \"m\": 0.5,, \"n\": 1}", "x.jsonl", tr::key_filter()),
                          doctest::Contains("x.jsonl: line 1: not valid JSON"), logratio::format_error);
+}
+
+// ---------------------------------------------------------------- run attributes (#38)
+
+namespace {
+
+using attribute_map = std::map<std::string, std::string>;
+
+// The attributes make_tracker_histories.py gives each run (config(): a
+// nested actor.lr, numbers written as the shortest round trip).
+attribute_map config_of(const std::string& run) {
+    static const std::map<std::string, std::string> commits{
+        {"async run 1", "4f1c2ab"}, {"async run 2", "9e07d3c"}, {"sync run 1", "b52a811"}, {"sync run 2", "c3d94f0"}};
+    return {{"runtime_commit", commits.at(run)},
+            {"mode", run.substr(0, run.find(' '))},
+            {"actor.lr", run == "sync run 2" ? "2e-06" : "1e-06"},
+            {"batch_size", "64"}};
+}
+
+// Every run's attributes are exactly its config plus `extra`.
+void check_config_attributes(const tr::history_set& set, const attribute_map& extra = {}, std::size_t runs = 4) {
+    REQUIRE(set.runs.size() == runs);
+    for (const auto& r : set.runs) {
+        INFO(set.reader << " run '" << r.name << "'");
+        attribute_map want = config_of(r.name);
+        for (const auto& [k, v] : extra) want[k] = v == "<name>" ? r.name : v;
+        CHECK(r.attributes == want);
+    }
+}
+
+bool has_note(const tr::history_set& set, const std::string& part) {
+    for (const auto& n : set.notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("attributes: W&B offline config records (RunRecord and config records, last wins, _wandb skipped) and files/config.yaml") {
+    const auto set = read_auto(data("wandb_offline"));
+    check_config_attributes(set);
+    // runs 0 and 1 changed 'mode' across their config records: said in a note
+    CHECK(has_note(set, "W&B run 'async run 1'"));
+    CHECK(has_note(set, "attribute(s) given twice with different values, the last kept (as W&B does): mode (draft -> async)"));
+    CHECK(has_note(set, "mode (sync -> async)"));
+    // runs 2 and 3 have no config record: their files/config.yaml
+    CHECK(has_note(set, "r2xsync.wandb: no config record in the log: the run's attributes read from"));
+    CHECK(has_note(set, "offline-run-20261203_000000-r3xsync/files/config.yaml"));
+}
+
+TEST_CASE("attributes: MLflow params and tags (file store and SQLite), tags by their names, '/' keys as subdirectories") {
+    const attribute_map tags{{"mlflow.runName", "<name>"}, {"lab/queue", "a100"}};
+    check_config_attributes(read_auto(data("mlruns")), tags);
+    check_config_attributes(read_auto(data("mlflow.db")), tags);
+}
+
+TEST_CASE("attributes: TensorBoard hparams (session_start_info, numbers shortest round trip), not a metric") {
+    const auto set = read_auto(data("tensorboard"));
+    check_config_attributes(set);
+    for (const auto& r : set.runs) CHECK(r.metrics.count("_hparams_/session_start_info") == 0);
+    for (const auto& n : set.notes) CHECK(n.find("_hparams_") == std::string::npos);
+}
+
+TEST_CASE("attributes: TRL trainer_state.json's run fields (not its progress: epoch, global_step, best_metric)") {
+    const auto set = read_auto(data("trl"));
+    REQUIRE(set.runs.size() == 4);
+    const attribute_map want{{"train_batch_size", "64"}, {"num_train_epochs", "1"}, {"logging_steps", "1"},
+                             {"eval_steps", "500"},      {"save_steps", "6"},       {"max_steps", "12"},
+                             {"is_hyper_param_search", "false"}};
+    for (const auto& r : set.runs) CHECK(r.attributes == want);
+}
+
+TEST_CASE("attributes: a long table's text columns constant per run and its attr: columns; numbers stay metrics") {
+    auto d = tr::read_input(data("long.csv"), "auto");
+    REQUIRE(d.kind == tr::detected_input::long_table);
+    std::vector<logratio_cli::run_input> rs;
+    logratio_cli::long_format_runs(d.table, metric, rs);
+    check_same_as_reference(rs, true);
+    REQUIRE(rs.size() == 4);
+    for (const auto& r : rs) {
+        INFO(r.series.run);
+        CHECK(r.attributes == config_of(r.series.run));
+    }
+    // a text column that varies within a run is no attribute; attr: with two values in a run is an error
+    const auto t = logratio_cli::parse_csv("run,update,m,note,attr:seed,phase\na,1,0.5,x,1,warm\na,2,0.25,y,1,\nb,1,0.5,z,2,cold\n", "t.csv");
+    std::vector<logratio_cli::run_input> two;
+    logratio_cli::long_format_runs(t, "m", two);
+    REQUIRE(two.size() == 2);
+    CHECK(two[0].attributes == attribute_map{{"seed", "1"}, {"phase", "warm"}});
+    CHECK(two[1].attributes == attribute_map{{"seed", "2"}, {"phase", "cold"}});
+    const auto bad = logratio_cli::parse_csv("run,update,m,attr:seed\na,1,0.5,1\na,2,0.25,2\n", "bad.csv");
+    std::vector<logratio_cli::run_input> none;
+    CHECK_THROWS_WITH_AS(logratio_cli::long_format_runs(bad, "m", none),
+                         doctest::Contains("bad.csv: line 3, column 'attr:seed': run 'a' has '2' here but '1' on line 2"),
+                         logratio::format_error);
+}
+
+TEST_CASE("attributes: a W&B history export (JSON Lines, CSV) takes the config.yaml beside it") {
+    for (const char* f : {"dirs/wandb_files/files/history.jsonl", "dirs/wandb_files_csv/files/history.csv"}) {
+        INFO(f);
+        const auto set = read_auto(data(f));
+        REQUIRE(set.runs.size() == 1);
+        CHECK(set.runs[0].name == "history");
+        CHECK(set.runs[0].group == "files");
+        attribute_map want = config_of("sync run 1");
+        CHECK(set.runs[0].attributes == want);
+        CHECK(has_note(set, "history: attributes read from "));
+    }
+    // a history without one has none
+    CHECK(read_auto(data("verl/sync/sync run 1.jsonl")).runs[0].attributes.empty());
+}
+
+TEST_CASE("attributes: run_from_history copies them into the run") {
+    const auto set = read_auto(data("mlflow.db"));
+    const auto rs = convert(set);
+    REQUIRE(rs.size() == 4);
+    CHECK(rs[3].attributes.at("actor.lr") == "2e-06");
+    CHECK(rs[3].attributes.at("mlflow.runName") == "sync run 2");
+}
+
+// ---------------------------------------------------------------- directories of history files
+
+TEST_CASE("directories of history files: verl .jsonl, W&B CSV and JSON exports, one run per file, groups by directory") {
+    for (const char* dir : {"verl", "wandb_history", "wandb_jsonl"}) {
+        INFO(dir);
+        const auto set = read_auto(data(dir));
+        REQUIRE(set.runs.size() == 4);
+        std::map<std::string, std::string> group;
+        for (const auto& r : set.runs) group[r.name] = r.group;
+        CHECK(group == std::map<std::string, std::string>{
+                           {"async run 1", "async"}, {"async run 2", "async"}, {"sync run 1", "sync"}, {"sync run 2", "sync"}});
+        check_same_as_reference(convert(set), true);
+    }
+    CHECK(read_auto(data("verl")).reader == "verl file-logger histories");
+    CHECK(read_auto(data("wandb_history")).reader == "W&B history CSV exports");
+    CHECK(read_auto(data("wandb_jsonl")).reader == "W&B JSON histories");
+    check_same_as_reference(convert(read_auto(data("wandb_json"))), false);  // no group directories
+}
+
+TEST_CASE("directories of history files: two files naming one run are kept apart by their paths, with a note") {
+    const auto set = read_auto(data("dirs/dup_names"));
+    REQUIRE(set.runs.size() == 2);
+    CHECK(set.runs[0].name == "a/run");
+    CHECK(set.runs[1].name == "b/run");
+    CHECK(set.runs[0].group == "a");
+    CHECK(set.runs[1].metrics.at(metric)[1].value == 0.5);
+    CHECK(has_note(set, "run 'run' of a/run.jsonl is named 'a/run' (another file has a run of the same name"));
+}
+
+TEST_CASE("directories of history files: two kinds in one directory are an error naming a file of each") {
+    CHECK_THROWS_WITH(tr::read_input(data("dirs/mixed"), "auto"),
+                      doctest::Contains("dirs/mixed: a directory without a history logratio reads as one: it mixes kinds of "
+                                        "history files: verl file-logger history (.jsonl) (x.jsonl), W&B history CSV export (sub/y.csv); give a "
+                                        "directory holding one kind, or the files one by one"));
+    CHECK_THROWS_WITH(tr::read_input(data("dirs/mixed"), "json"), doctest::Contains("mixes kinds of history files"));
+}
+
+TEST_CASE("a W&B run directory with a sync_tensorboard copy reads the .wandb log; a project directory opens wandb/ or mlruns/") {
+    const auto run = read_auto(data("dirs/project_wandb/wandb/run-20261203_000000-r2xsync"));
+    CHECK(run.reader == "W&B offline log");
+    REQUIRE(run.runs.size() == 1);
+    CHECK(run.runs[0].name == "sync run 1");
+    CHECK(run.runs[0].attributes == config_of("sync run 1"));
+    CHECK(run.runs[0].metrics.count("rollout/raw_reward") == 1);  // the log's keys, not the TensorBoard copy's
+    CHECK(has_note(run, "a TensorBoard copy (sync_tensorboard) of their history: read the .wandb logs, skipped 1 event file(s)"));
+    const auto project = read_auto(data("dirs/project_wandb"));
+    CHECK(project.reader == "W&B offline log");
+    REQUIRE(project.runs.size() == 1);
+    CHECK(has_note(project, "dirs/project_wandb: a project directory: opened "));
+    CHECK(project.notes[0].find("project_wandb/wandb") != std::string::npos);
+    const auto mlflow = read_auto(data("dirs/project_mlflow"));
+    CHECK(mlflow.reader == "MLflow file store");
+    check_same_as_reference(convert(mlflow), false);
+    CHECK(has_note(mlflow, "a project directory: opened "));
+}
+
+TEST_CASE("attribute text: numbers as %.17g with the fewest digits that round-trip; W&B's config.yaml layout") {
+    CHECK(tr::number_text(0.1 + 0.2) == "0.30000000000000004");
+    CHECK(tr::number_text(3e-4) == "0.0003");
+    CHECK(tr::number_text(1e-6) == "1e-06");
+    CHECK(tr::number_text(1000.0) == "1000");
+    CHECK(tr::number_text(-2.5) == "-2.5");
+    CHECK(tr::number_text(1e20) == "1e+20");
+    CHECK(tr::number_text(1e16) == "10000000000000000");
+    CHECK(tr::number_text(std::nan("")) == "nan");
+    namespace fs = std::filesystem;
+    const fs::path f = fs::temp_directory_path() / "logratio_test_config.yaml";
+    std::ofstream(f) << "wandb_version: 1\n\n_wandb:\n  desc: null\n  value:\n    cli_version: 0.19.1\n"
+                        "actor:\n  desc: null\n  value:\n    lr: 1.0e-06\n    layers:\n    - 64\n    - 32\n"
+                        "    name: 'it''s'\n    opt: {}\nnote:\n  value: \"a\\\"b\"\nflag:\n  value: true\n"
+                        "none:\n  value: null\nseed:\n  desc: the seed\n  value: 7\n";
+    const auto a = tr::read_wandb_config_yaml(f.string());
+    fs::remove(f);
+    CHECK(a == std::map<std::string, std::string>{{"actor.lr", "1e-06"}, {"actor.layers", "[64, 32]"}, {"actor.name", "it's"},
+                                                  {"note", "a\"b"}, {"flag", "true"}, {"seed", "7"}});
+}
+
+TEST_CASE("attributes: a dump's __metadata__ but run, group and update") {
+    const std::string f = std::string(LOGRATIO_TEST_DATA) + "/../../examples/data/runs/sync/sync-0/update_010.safetensors";
+    const auto d = logratio_cli::panel_of_dump(f, "sync/sync-0/update_010.safetensors", nullptr, {});
+    CHECK(d.run == "sync-0");
+    CHECK(d.attributes == std::map<std::string, std::string>{{"generator", "logratio make_sample"}, {"seed", "20261202"}, {"lag", "0"}});
 }

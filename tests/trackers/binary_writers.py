@@ -133,6 +133,15 @@ def summary_value(tag, value, style="simple"):
     if style == "text":  # text plugin: DT_STRING tensor, string_val 8
         t = pb_varint(1, DT_STRING) + pb_bytes(8, str(value))
         return v + pb_bytes(8, t) + _metadata("text")
+    if style == "hparams":  # hp.hparams / add_hparams: HParamsPluginData.session_start_info.hparams
+        entries = b""
+        for k, x in value.items():  # google.protobuf.Value: number 2, string 3, bool 4
+            pv = pb_varint(4, int(x)) if isinstance(x, bool) else pb_double(2, float(x)) if isinstance(x, (int, float)) \
+                else pb_bytes(3, x)
+            entries += pb_bytes(1, pb_bytes(1, k) + pb_bytes(2, pv))
+        content = pb_varint(1, 0) + pb_bytes(3, entries)
+        md = pb_bytes(1, pb_bytes(1, "hparams") + pb_bytes(2, content))
+        return v + pb_bytes(9, md)  # no tensor, as torch's SummaryWriter.add_hparams writes it
     if style == "tensor_vector":  # a float tensor of shape [2] without plugin metadata
         shape = pb_bytes(2, pb_varint(1, 2))
         t = pb_varint(1, DT_FLOAT) + pb_bytes(2, shape) + pb_bytes(5, struct.pack("<ff", value, value))
@@ -221,8 +230,16 @@ class WandbLog:
         self._chunk(record[used:], LAST)
 
 
-def run_record(run_id, display_name=None, group=None, project="logratio"):
+def config_record(items, field=1):
+    """A ConfigRecord (update = 1 or remove = 2) of ConfigItems: key = 1,
+    value_json = 16 (wandb/proto/wandb_internal.proto)."""
+    return b"".join(pb_bytes(field, pb_bytes(1, k) + pb_bytes(16, json.dumps(v))) for k, v in items.items())
+
+
+def run_record(run_id, display_name=None, group=None, project="logratio", config=None):
     r = pb_bytes(1, run_id) + pb_bytes(3, project)
+    if config:  # RunRecord.config = 4: wandb.init(config=...)
+        r += pb_bytes(4, config_record(config))
     if group:
         r += pb_bytes(6, group)
     if display_name:
@@ -258,13 +275,18 @@ def exit_record(exit_code=0):
     return pb_bytes(18, pb_varint(1, exit_code) if exit_code else b"")
 
 
-def wandb_bytes(run_name, rows, run_id="abc123", group=None, nested=False, exit_code=0, pad_before=None):
+def wandb_bytes(run_name, rows, run_id="abc123", group=None, nested=False, exit_code=0, pad_before=None,
+                config=None, config_updates=()):
     """The bytes of a run-<id>.wandb log: a RunRecord, one HistoryRecord per
     row, an exit record (unless exit_code is None: a crashed run). If
     pad_before is an index, a filler record is placed before that row so that
-    fewer than 7 bytes remain in the block (exercising the zero padding)."""
+    fewer than 7 bytes remain in the block (exercising the zero padding).
+    config: the RunRecord's config (a dict: key -> value, JSON-encoded);
+    config_updates: dicts written as config records after it."""
     log = WandbLog()
-    log.write(run_record(run_id, run_name, group))
+    log.write(run_record(run_id, run_name, group, config=config))
+    for update in config_updates:  # Record.config = 5: wandb.config.update(...)
+        log.write(pb_bytes(5, config_record(update)))
     for i, row in enumerate(rows):
         if pad_before == i:
             _write_filler(log, nested)

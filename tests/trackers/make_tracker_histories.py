@@ -4,7 +4,10 @@
 
 The runs: 2 sync, 2 async; "async run 1" crashed after update 6; "sync run 2"
 logged NaN at update 7; "async run 2" skipped update 9 (nothing logged).
-Run names have spaces, metric names slashes. Values are multiples of 2^-20
+Run names have spaces, metric names slashes. Each run has attributes
+(config(): runtime_commit and actor.lr differ across runs, mode is the
+group, actor.lr is a nested key) in every layout that keeps a run's config;
+dirs/ holds the directory layouts (see directory_layouts). Values are multiples of 2^-20
 below 1/16, exact in float32 (TensorBoard simple_value), so every layout
 holds the very same numbers and `logratio runs --json` must give identical
 statistics. TensorBoard and W&B offline bytes come from
@@ -41,6 +44,47 @@ RUNS = [  # name, group, updates, NaN at, skipped, slope
 ]
 
 
+# Each run's attributes (its config: what `--by KEY` stratifies on), the
+# same in every layout that has them; actor.lr is a nested config key.
+COMMITS = {"async run 1": "4f1c2ab", "async run 2": "9e07d3c", "sync run 1": "b52a811", "sync run 2": "c3d94f0"}
+
+
+def config(name, group):
+    """The run's config as W&B / a trainer would hold it (nested dicts)."""
+    return {"runtime_commit": COMMITS[name], "mode": group,
+            "actor": {"lr": 2e-06 if name == "sync run 2" else 1e-06}, "batch_size": 64}
+
+
+def flat_config(name, group):
+    """config() flattened with '.', values as text (Python's str of a float
+    is the shortest round trip, as the readers write numbers)."""
+    c = config(name, group)
+    return {"runtime_commit": c["runtime_commit"], "mode": c["mode"], "actor.lr": repr(c["actor"]["lr"]),
+            "batch_size": str(c["batch_size"])}
+
+
+def yaml_scalar(v):
+    """A scalar as PyYAML writes it (wandb's config.yaml): floats with a '.'
+    before the exponent (1.0e-06), strings plain."""
+    if isinstance(v, float):
+        r = repr(v)
+        return r.replace("e", ".0e") if "e" in r and "." not in r else r
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def config_yaml(name, group):
+    """files/config.yaml as wandb writes it (wandb_version, _wandb, per key desc + value)."""
+    out = ["wandb_version: 1", "", "_wandb:", "  desc: null", "  value:", "    cli_version: 0.19.1",
+           "    python_version: 3.11.9", "    t:", "      1:", "      - 1", "      - 55"]
+    for k, v in config(name, group).items():
+        out += [f"{k}:", "  desc: null", "  value:"]
+        if isinstance(v, dict):
+            out += [f"    {kk}: {yaml_scalar(vv)}" for kk, vv in v.items()]
+        else:
+            out[-1] += " " + yaml_scalar(v)
+    return "\n".join(out) + "\n"
+
+
 def q(x):
     """x rounded to a multiple of 2^-20: exact in float32 and in repr()."""
     return round(x * 2**20) / 2**20
@@ -74,9 +118,13 @@ def fmt(v):
 
 
 def long_table(rs, path, bom_crlf=False):
-    lines = ["run,group,update," + METRIC]
+    """The long table; runtime_commit and mode are text columns constant per
+    run, attr:actor.lr and attr:batch_size numbers named as attributes."""
+    lines = ["run,group,update," + METRIC + ",runtime_commit,mode,attr:actor.lr,attr:batch_size"]
     for name, group, pts in rs:
-        lines += [f"{name},{group},{s},{fmt(v)}" for s, v, g in pts]
+        a = flat_config(name, group)
+        lines += [f"{name},{group},{s},{fmt(v)},{a['runtime_commit']},{a['mode']},{a['actor.lr']},{a['batch_size']}"
+                  for s, v, g in pts]
     eol = "\r\n" if bom_crlf else "\n"
     write(path, ("\ufeff" if bom_crlf else "") + eol.join(lines) + eol, newline="")
 
@@ -166,6 +214,9 @@ def mlflow_files(rs, root):
         d = f"{root}/mlruns/1/{run_id}"
         write(f"{d}/meta.yaml", f"run_id: {run_id}\nrun_name: {name}\nexperiment_id: '1'\nstatus: 3\n")
         write(f"{d}/tags/mlflow.runName", name)
+        write(f"{d}/tags/lab/queue", "a100")  # a key with '/': a subdirectory
+        for k, v in flat_config(name, group).items():  # mlflow.log_params: str(value), no newline
+            write(f"{d}/params/{k}", v)
         for key, col in ((METRIC, 1), (GRAD, 2)):
             lines = [f"{int((T0 + 10 * p[0]) * 1000)} {p[col]!r} {p[0]}" for p in pts]
             write(f"{d}/metrics/{key}", "\n".join(lines) + "\n")
@@ -178,6 +229,7 @@ def mlflow_sqlite_schema(db):
       CREATE TABLE runs (run_uuid VARCHAR(32) PRIMARY KEY, name VARCHAR(250), experiment_id INTEGER,
                          status VARCHAR(9), start_time BIGINT, lifecycle_stage VARCHAR(20));
       CREATE TABLE tags (key VARCHAR(250), value VARCHAR(5000), run_uuid VARCHAR(32));
+      CREATE TABLE params (key VARCHAR(250), value VARCHAR(8000), run_uuid VARCHAR(32));
       CREATE TABLE metrics (key VARCHAR(250), value FLOAT NOT NULL, timestamp BIGINT, run_uuid VARCHAR(32),
                             step BIGINT NOT NULL DEFAULT '0', is_nan BOOLEAN NOT NULL DEFAULT '0');""")
     db.execute("INSERT INTO experiments VALUES (1, 'mismatch')")
@@ -192,6 +244,9 @@ def mlflow_sqlite(rs, path):
         uuid = f"{i:02d}feed" + "0" * 26
         db.execute("INSERT INTO runs VALUES (?, ?, 1, 'FINISHED', ?, 'active')", (uuid, name, int(T0 * 1000)))
         db.execute("INSERT INTO tags VALUES ('mlflow.runName', ?, ?)", (name, uuid))
+        db.execute("INSERT INTO tags VALUES ('lab/queue', 'a100', ?)", (uuid,))
+        for k, v in flat_config(name, group).items():
+            db.execute("INSERT INTO params VALUES (?, ?, ?)", (k, v, uuid))
         for s, v, g in pts:
             t = int((T0 + 10 * s) * 1000)
             nan = math.isnan(v)
@@ -209,8 +264,9 @@ def trl_states(rs, root):
         hist = [{"epoch": s / 12, METRIC: v, GRAD: g, "learning_rate": 1e-6, "step": s} for s, v, g in pts]
         last = pts[-1][0]
         for ck, h in ((last // 2, [e for e in hist if e["step"] <= last // 2]), (last, hist)):
-            state = {"best_metric": None, "epoch": ck / 12, "global_step": ck, "log_history": h,
-                     "max_steps": 12, "trial_name": None}
+            state = {"best_metric": None, "epoch": ck / 12, "eval_steps": 500, "global_step": ck,
+                     "is_hyper_param_search": False, "log_history": h, "logging_steps": 1, "max_steps": 12,
+                     "num_train_epochs": 1, "save_steps": 6, "train_batch_size": 64, "trial_name": None}
             write(f"{root}/trl/{group}/{name}/checkpoint-{ck}/trainer_state.json", json.dumps(state, indent=2) + "\n")
 
 
@@ -229,7 +285,8 @@ def binary_layouts(rs, root):
     shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
     shutil.rmtree(f"{root}/wandb_offline", ignore_errors=True)
     for i, (name, group, pts) in enumerate(rs):
-        ev = []
+        hp = {k: (float(v) if k in ("actor.lr", "batch_size") else v) for k, v in flat_config(name, group).items()}
+        ev = [(T0, 0, "_hparams_/session_start_info", hp, "hparams")]
         for s, v, g in pts:
             ev.append((T0 + 10 * s, s, METRIC, v, "simple"))
             ev.append((T0 + 10 * s, s, GRAD, g, "float_val"))
@@ -237,8 +294,58 @@ def binary_layouts(rs, root):
         run_id = f"r{i}x{group}"
         crashed = len(pts) < 8
         rows = wandb_events(name, pts)
-        bw.write_wandb(f"{root}/wandb_offline/offline-run-20261203_000000-{run_id}/run-{run_id}.wandb", name, rows,
-                       run_id=run_id, group=group, exit_code=None if crashed else 0)
+        d = f"{root}/wandb_offline/offline-run-20261203_000000-{run_id}"
+        # runs 0 and 1 carry their config in the log (wandb.init's in the
+        # RunRecord, then wandb.config.update: run 1 changes mode, the last
+        # value wins, and wraps a value as {"value": X} as config.yaml does);
+        # runs 2 and 3 have none: files/config.yaml holds it
+        c = config(name, group)
+        kw = {}
+        if i == 0:
+            kw = {"config": {"runtime_commit": c["runtime_commit"], "mode": "draft", "actor": c["actor"]},
+                  "config_updates": [{"mode": c["mode"], "batch_size": c["batch_size"],
+                                      "_wandb": {"cli_version": "0.19.1"}}]}
+        elif i == 1:
+            kw = {"config": {"_wandb": {"value": {"cli_version": "0.19.1"}}},
+                  "config_updates": [{"runtime_commit": c["runtime_commit"], "mode": "sync"},
+                                     {"mode": {"desc": None, "value": c["mode"]}, "actor": c["actor"],
+                                      "batch_size": c["batch_size"]}]}
+        else:
+            write(f"{d}/files/config.yaml", config_yaml(name, group))
+        bw.write_wandb(f"{d}/run-{run_id}.wandb", name, rows,
+                       run_id=run_id, group=group, exit_code=None if crashed else 0, **kw)
+
+
+def directory_layouts(rs, root):
+    """dirs/: directories read as one input. Two verl files both named run
+    (dup_names/a, dup_names/b); a verl file beside a W&B CSV export (mixed);
+    W&B run files/ directories with a config.yaml beside a JSON Lines and a
+    CSV history (wandb_files, wandb_files_csv); a project directory holding
+    wandb/ whose run directory also has the TensorBoard copy sync_tensorboard
+    makes (project_wandb); a project directory holding mlruns/ (project_mlflow)."""
+    d = f"{root}/dirs"
+    shutil.rmtree(d, ignore_errors=True)
+    for sub, v in (("a", 0.125), ("b", 0.25)):
+        write(f"{d}/dup_names/{sub}/run.jsonl", "".join(py_json({"step": s, "data": {METRIC: v * s}}) + "\n" for s in (1, 2)))
+    write(f"{d}/mixed/x.jsonl", py_json({"step": 1, "data": {METRIC: 0.5}}) + "\n")
+    write(f"{d}/mixed/sub/y.csv", "_step,m\n0,0.5\n")
+    name, group, pts = rs[2]  # sync run 1
+    ev = wandb_events(name, pts)
+    cols = ["_step", "_runtime", "_timestamp", STEP, METRIC, GRAD, "rollout/step", "rollout/raw_reward"]
+    write(f"{d}/wandb_files/files/config.yaml", config_yaml(name, group))
+    write(f"{d}/wandb_files/files/history.jsonl", "".join(py_json(e) + "\n" for e in ev))
+    write(f"{d}/wandb_files_csv/files/config.yaml", config_yaml(name, group))
+    write(f"{d}/wandb_files_csv/files/history.csv", pandas_csv(ev, cols))
+    shutil.copytree(f"{root}/mlruns", f"{d}/project_mlflow/mlruns")
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(here, "binary_writers.py")):
+        return
+    sys.path.insert(0, here)
+    import binary_writers as bw  # noqa: E402
+    run = f"{d}/project_wandb/wandb/run-20261203_000000-r2xsync"
+    bw.write_wandb(f"{run}/run-r2xsync.wandb", name, ev, run_id="r2xsync", group=group, config=config(name, group))
+    tb = [(T0 + 10 * s, s, METRIC, v, "simple") for s, v, g in pts]
+    bw.write_tfevents(f"{run}/files/events.out.tfevents.{int(T0)}.host.102.0", tb, T0)
 
 
 def bad_inputs(root):
@@ -396,6 +503,7 @@ def main(argv):
     binary_layouts(rs, root)
     bad_inputs(root)
     edge_cases(root)
+    directory_layouts(rs, root)
     fuzz = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz")
     if os.path.isdir(fuzz):
         fuzz_seeds(root, fuzz)

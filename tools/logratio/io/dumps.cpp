@@ -82,6 +82,8 @@ dump_panel panel_of_dump(const std::string& path, const std::string& rel, const 
     d.path = path;
     mapped_file f(path);
     const auto st = parse_safetensors(f);
+    for (const auto& [k, v] : st.metadata)
+        if (k != "run" && k != "group" && k != "update") d.attributes[k] = v;
     if (pattern) {
         if (!pattern->match(rel, d))
             throw logratio::error(path + ": path '" + rel + "' does not match --pattern '" + pattern->text() + "'");

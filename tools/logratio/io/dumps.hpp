@@ -5,6 +5,7 @@
 // update) or from a path pattern such as "{group}/{run}/update_{update}.safetensors".
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ namespace logratio_cli {
 struct dump_panel {
     std::string path, run, group;
     double update = 0;
+    /// The dump's __metadata__ but run, group and update (the run's
+    /// attributes: commit, mode, ... as the writer recorded them).
+    std::map<std::string, std::string> attributes;
     logratio::panel panel;
     std::optional<logratio::mismatch_split> split;  ///< when the dump has old_logprobs
 };

@@ -90,7 +90,10 @@ struct run_input {
 
 /// The long format: columns run, group, update and the metric. Rows keep
 /// their order within a run after sorting by update; (run, update) pairs
-/// must be unique; a run must stay in one group.
+/// must be unique; a run must stay in one group. A run's attributes: each
+/// column named "attr:<key>" (one value per run, else an error) and each text
+/// column (not a number on some row) whose non-empty value is the same on
+/// every row of the run; numeric columns stay metrics.
 void long_format_runs(const text_table& t, const std::string& metric, std::vector<run_input>& out);
 
 /// "a/b/run 1.csv" -> "run 1"; the directory holding a path ("all" if none).

@@ -1,12 +1,63 @@
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <logratio/core/error.hpp>
 
 #include "table.hpp"
 
 namespace logratio_cli {
+
+namespace {
+
+std::string trimmed(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    return b == std::string_view::npos ? std::string() : std::string(s.substr(b, s.find_last_not_of(" \t") - b + 1));
+}
+
+/// The runs' attributes from a long table's other columns: a column named
+/// "attr:<key>" (an error if a run has two values in it), or a text column
+/// (not a number somewhere) whose non-empty value is the same on every row
+/// of each run (a text column that varies within a run is not an attribute:
+/// it is passed over). Numeric columns are metrics, never attributes.
+/// `run_of[row]` is the row's index in `out`.
+void long_format_attributes(const text_table& t, const std::vector<std::size_t>& run_of, std::vector<run_input>& out) {
+    using logratio::detail::concat;
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const std::string& name = t.columns[c];
+        if (name == "run" || name == "group" || name == "update") continue;
+        const bool forced = name.rfind("attr:", 0) == 0;
+        bool text = false;
+        for (std::size_t i = 0; i < t.row_count() && !text && !forced; ++i) text = !cell_number(t.cell(i, c));
+        if (!forced && !text) continue;
+        std::vector<std::string> value(out.size());
+        std::vector<std::size_t> line(out.size(), 0);
+        bool constant = true;
+        for (std::size_t i = 0; i < t.row_count() && constant; ++i) {
+            std::string v = trimmed(t.cell(i, c));
+            if (v.empty()) continue;
+            const std::size_t r = run_of[i];
+            if (line[r] == 0) value[r] = std::move(v), line[r] = t.line[i];
+            else if (value[r] != v) {
+                if (forced)
+                    throw logratio::format_error(concat(t.path, ": line ", t.line[i], ", column '", name, "': run '",
+                                                        out[r].series.run, "' has '", v, "' here but '", value[r],
+                                                        "' on line ", line[r], " (an attribute has one value per run)"));
+                constant = false;
+            }
+        }
+        if (!constant) continue;
+        const std::string key = forced ? name.substr(5) : name;
+        for (std::size_t r = 0; r < out.size(); ++r)
+            if (line[r]) out[r].attributes[key] = value[r];
+    }
+}
+
+}  // namespace
 
 void long_format_runs(const text_table& t, const std::string& metric, std::vector<run_input>& out) {
     using logratio::format_error;
@@ -18,6 +69,8 @@ void long_format_runs(const text_table& t, const std::string& metric, std::vecto
     if (!mc) throw format_error(t.path + ": no column '" + metric + "' (columns: " + t.column_list() + ")");
     std::map<std::string, std::size_t> where;
     std::map<std::pair<std::string, double>, std::size_t> seen;
+    const std::size_t first_run = out.size();
+    std::vector<std::size_t> run_of(t.row_count());  // each row's run, counted from first_run
     for (std::size_t i = 0; i < t.row_count(); ++i) {
         const std::string run(t.cell(i, *rc));
         const std::string group = gc ? std::string(t.cell(i, *gc)) : std::string("all");
@@ -36,12 +89,16 @@ void long_format_runs(const text_table& t, const std::string& metric, std::vecto
             out.push_back(std::move(r));
         }
         auto& r = out[w.first->second];
+        run_of[i] = w.first->second - first_run;
         if (r.series.group != group)
             throw format_error(concat(t.path, ": line ", t.line[i], ": run '", run, "' is in group '", group,
                                       "' here but in '", r.series.group, "' before"));
         r.series.update.push_back(u);
         r.series.value.push_back(parse_cell(t, i, *mc));
     }
+    std::vector<run_input> mine(std::make_move_iterator(out.begin() + first_run), std::make_move_iterator(out.end()));
+    long_format_attributes(t, run_of, mine);
+    std::move(mine.begin(), mine.end(), out.begin() + first_run);
     for (auto& r : out) {  // order by update
         std::vector<std::size_t> idx(r.series.update.size());
         for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = k;

@@ -1,11 +1,14 @@
 #include "detect.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <logratio/core/error.hpp>
 
+#include "attributes.hpp"
 #include "fs_walk.hpp"
 #include "json_history.hpp"
 #include "lenient_json.hpp"
@@ -86,19 +89,128 @@ history_set read_binary(const std::string& format, const std::string& path) {
     throw logratio::error("no reader '" + format + "'");
 }
 
+std::string sniff_file(const std::string& path, text_table& table);
+
+/// The kinds of history file a directory-of-files reader takes, each with
+/// its label (in errors and notes) and the reader's --format.
+struct history_kind {
+    const char* label;
+    const char* plural;  ///< the reader's name for a directory of them
+    const char* format;
+};
+const std::map<std::string, history_kind>& history_kinds() {
+    static const std::map<std::string, history_kind> k{
+        {"trl", {"TRL trainer_state.json", "TRL trainer_state.json files", "trl"}},
+        {"verl", {"verl file-logger history (.jsonl)", "verl file-logger histories", "json"}},
+        {"wandb-json", {"W&B JSON history", "W&B JSON histories", "json"}},
+        {"wandb-csv", {"W&B history CSV export", "W&B history CSV exports", "wandb-history"}},
+        {"long", {"long table", "long tables", "long"}},
+        {"chart", {"W&B chart export", "W&B chart exports", "wandb-chart"}},
+    };
+    return k;
+}
+
+/// The kind of one candidate file ("" if it is no history: a config, a
+/// summary, an unknown table). A .json file is a candidate only as an array
+/// of records: W&B and transformers keep single-object .json files (config,
+/// wandb-summary.json, tokenizer) beside their histories.
+std::string history_file_kind(const fs::path& file) {
+    if (file.filename() == "trainer_state.json") return "trl";
+    const std::string ext = file.extension().string();
+    const std::string head = head_bytes(file.string());
+    const char c = first_significant_byte(head);
+    if (ext == ".json" && c != '[') return "";
+    if (ext != ".json" && ext != ".jsonl" && ext != ".csv") return "";
+    text_table t;
+    std::string f;
+    try {
+        f = sniff_file(file.string(), t);
+    } catch (const logratio::error&) {
+        return "";  // not a table logratio reads (a cut or malformed CSV): not a history file
+    }
+    if (f == "json") {  // verl's file logger: {"step": N, "data": {...}} lines
+        const std::string first = head.substr(0, head.find('\n'));
+        const bool verl = c == '{' && first.find("\"data\"") != std::string::npos && first.find("\"step\"") != std::string::npos;
+        return verl ? "verl" : "wandb-json";
+    }
+    if (f == "wandb-history") return "wandb-csv";
+    if (f == "long") return "long";
+    if (f == "wandb-chart") return "chart";
+    return f == "trl" ? "trl" : "";
+}
+
+/// The history files under a directory (6 levels), by kind.
+std::map<std::string, std::vector<fs::path>> history_file_kinds(const std::string& dir) {
+    std::vector<fs::path> files;
+    find_files(dir, 6, [](const fs::path& p) {
+        const auto e = p.extension();
+        return p.filename() == "trainer_state.json" || e == ".json" || e == ".jsonl" || e == ".csv";
+    }, files);
+    std::map<std::string, std::vector<fs::path>> out;
+    for (const auto& f : files)
+        if (const std::string k = history_file_kind(f); !k.empty()) out[k].push_back(f);
+    return out;
+}
+
+/// What a directory turned out to be: the --format, the path to read (a
+/// project's mlruns/, wandb/ or MLflow database), notes for the user.
+struct sniffed_directory {
+    std::string format;
+    std::string path;
+    std::vector<std::string> notes;
+};
+
+/// The tracker store one level down in a project directory (mlruns/,
+/// mlflow.db / mlruns.db, wandb/), opened with a note; format "" if none.
+sniffed_directory project_store(const std::string& dir) {
+    const fs::path d(dir);
+    sniffed_directory out;
+    if (is_dir(d / "mlruns") && !mlflow_run_dirs(d / "mlruns").empty()) out = {"mlflow", (d / "mlruns").string(), {}};
+    else if (is_file(d / "mlflow.db")) out = {"mlflow-sqlite", (d / "mlflow.db").string(), {}};
+    else if (is_file(d / "mlruns.db")) out = {"mlflow-sqlite", (d / "mlruns.db").string(), {}};
+    else if (is_dir(d / "wandb")) {
+        std::vector<fs::path> logs;
+        find_files(d / "wandb", 3, wandb_log_name, logs);
+        if (!logs.empty()) out = {"wandb-offline", (d / "wandb").string(), {}};
+    }
+    if (!out.format.empty()) out.notes.push_back(dir + ": a project directory: opened " + out.path);
+    return out;
+}
+
+/// Whether an event file is the TensorBoard copy W&B's sync_tensorboard
+/// keeps in a run directory: a directory above it (run-*/, files/ below it)
+/// holds a .wandb log.
+bool in_wandb_run_dir(const fs::path& file, const fs::path& root) {
+    for (fs::path d = file.parent_path(); !d.empty(); d = d.parent_path()) {
+        for (const auto& e : sorted_entries(d))
+            if (wandb_log_name(e) && is_file(e)) return true;
+        if (d == root || d == d.parent_path()) break;
+    }
+    return false;
+}
+
 /// The --format a directory's layout asks for ("" if none).
-std::string sniff_directory(const std::string& dir) {
-    if (!mlflow_run_dirs(dir).empty()) return "mlflow";
+sniffed_directory sniff_directory(const std::string& dir) {
+    if (!mlflow_run_dirs(dir).empty()) return {"mlflow", dir, {}};
+    if (auto p = project_store(dir); !p.format.empty()) return p;
     std::vector<fs::path> f;
     find_files(dir, 5, tfevents_name, f);
-    if (!f.empty()) return "tensorboard";
-    find_files(dir, 4, [](const fs::path& p) { return p.filename() == "trainer_state.json"; }, f);
-    if (!f.empty()) return "trl";
+    if (!f.empty()) {
+        const fs::path root(dir);
+        if (!std::all_of(f.begin(), f.end(), [&](const fs::path& e) { return in_wandb_run_dir(e, root); }))
+            return {"tensorboard", dir, {}};
+        return {"wandb-offline", dir,
+                {dir + ": W&B run directories with a TensorBoard copy (sync_tensorboard) of their history: read the "
+                       ".wandb logs, skipped " + std::to_string(f.size()) + " event file(s) such as " + f.front().string()}};
+    }
+    const auto kinds = history_file_kinds(dir);
+    if (kinds.count("trl")) return {kinds.size() == 1 ? "trl" : "history-files", dir, {}};
     find_files(dir, 4, wandb_log_name, f);
-    if (!f.empty()) return "wandb-offline";
+    if (!f.empty()) return {"wandb-offline", dir, {}};
     find_files(dir, 8, [](const fs::path& p) { return p.extension() == ".safetensors"; }, f);
-    if (!f.empty()) return "dumps";
-    return "";
+    if (!f.empty()) return {"dumps", dir, {}};
+    if (!kinds.empty()) return {"history-files", dir, {}};
+    return {"", dir, {}};
 }
 
 std::string unknown_directory_message(const std::string& dir) {
@@ -113,7 +225,7 @@ std::string unknown_directory_message(const std::string& dir) {
     }
     return dir + ": a directory without a history logratio reads (no MLflow <experiment>/<run>/metrics/, no "
                  "TensorBoard events.out.tfevents.*, no checkpoint-*/trainer_state.json, no W&B offline *.wandb, no "
-                 ".safetensors dumps; it holds: " + (files.empty() ? std::string("nothing") : files) +
+                 ".safetensors dumps, no verl / W&B history files; it holds: " + (files.empty() ? std::string("nothing") : files) +
            "); give a file, or --format";
 }
 
@@ -175,15 +287,20 @@ void drop_unwanted(history_set& set, const key_filter& keys) {
             }
 }
 
-}  // namespace
+/// A single-run history file's attributes: the config.yaml beside it (W&B
+/// keeps one in each run's files/ directory, beside its history).
+void attach_config_yaml(history_set& set, const std::string& path) {
+    if (set.runs.size() != 1) return;
+    const fs::path yaml = fs::path(path).parent_path() / "config.yaml";
+    if (!is_file(yaml)) return;
+    for (auto& [k, v] : read_wandb_config_yaml(yaml.string())) set.runs[0].attributes.emplace(k, v);
+    set.notes.push_back(set.runs[0].name + ": attributes read from " + yaml.string());
+}
 
-detected_input read_input(const std::string& path, std::string format, const key_filter& keys) {
+/// One input read with the reader `format` names (`sniffed`: its CSV, if
+/// sniff_file parsed it).
+detected_input read_one(const std::string& path, const std::string& format, const key_filter& keys, text_table& sniffed) {
     detected_input d;
-    text_table sniffed;
-    if (format == "auto") {
-        format = is_dir(path) ? sniff_directory(path) : sniff_file(path, sniffed);
-        if (format.empty()) throw logratio::error(is_dir(path) ? unknown_directory_message(path) : unknown_file_message(path, sniffed));
-    }
     auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
     if (format == "dumps") d.kind = detected_input::dumps;
     else if (format == "long") {
@@ -195,15 +312,101 @@ detected_input read_input(const std::string& path, std::string format, const key
         const char c = first_significant_byte(head);
         d.set = c == '{' || c == '[' ? read_json_history_text(read_text_file(path), path, keys)
                                      : read_wandb_history_table(table(), keys);
+        attach_config_yaml(d.set, path);
     } else if (format == "wandb-chart") d.set = read_wandb_chart(table());
-    else if (format == "json") d.set = read_json_history_text(read_text_file(path), path, keys);
-    else if (format == "mlflow") d.set = read_mlflow_files(path, keys);
+    else if (format == "json") {
+        d.set = read_json_history_text(read_text_file(path), path, keys);
+        attach_config_yaml(d.set, path);
+    } else if (format == "mlflow") d.set = read_mlflow_files(path, keys);
     else if (format == "mlflow-sqlite") d.set = read_mlflow_sqlite(path, keys);
     else if (format == "trl") d.set = read_trl_states(path, keys);
     else {
         d.set = read_binary(format, path);
         drop_unwanted(d.set, keys);
     }
+    return d;
+}
+
+}  // namespace
+
+namespace {
+
+/// Runs of several files sharing a name: each named by its file's path under
+/// the directory (never merged), with a note.
+void unique_file_run_names(history_set& out, const std::vector<std::string>& rel_of_run) {
+    std::map<std::string, int> uses;
+    for (const auto& r : out.runs) ++uses[r.name];
+    for (std::size_t i = 0; i < out.runs.size(); ++i) {
+        auto& r = out.runs[i];
+        if (uses[r.name] < 2) continue;
+        const std::string stem_rel = rel_of_run[i].substr(0, rel_of_run[i].size() - fs::path(rel_of_run[i]).extension().string().size());
+        const std::string name = fs::path(rel_of_run[i]).stem().string() == r.name ? stem_rel : stem_rel + " / " + r.name;
+        out.notes.push_back(out.input + ": run '" + r.name + "' of " + rel_of_run[i] + " is named '" + name +
+                            "' (another file has a run of the same name; runs of two files never merge)");
+        r.name = name;
+    }
+}
+
+}  // namespace
+
+/// A directory of history files of one kind (verl file-logger .jsonl, W&B
+/// history CSV or JSON exports, trainer_state.json): one run per file (as
+/// each file alone reads: named by its stem, grouped by its directory);
+/// files of two kinds are an error naming one of each.
+history_set read_history_files(const std::string& dir, const key_filter& keys) {
+    const auto kinds = history_file_kinds(dir);
+    if (kinds.empty()) throw logratio::error(unknown_directory_message(dir));
+    if (kinds.size() > 1) {
+        std::string list;
+        for (const auto& [k, files] : kinds)
+            list += (list.empty() ? "" : ", ") + std::string(history_kinds().at(k).label) + " (" + relative_name(files.front(), dir) + ")";
+        throw logratio::error(dir + ": a directory without a history logratio reads as one: it mixes kinds of history files: " + list +
+                              "; give a directory holding one kind, or the files one by one");
+    }
+    const auto& [kind, files] = *kinds.begin();
+    const history_kind& hk = history_kinds().at(kind);
+    if (kind == "trl") return read_trl_states(dir, keys);
+    if (kind == "long" || kind == "chart")
+        throw logratio::error(dir + ": a directory of " + hk.plural + " (such as " + relative_name(files.front(), dir) +
+                              "): give the files one by one");
+    history_set out;
+    out.reader = hk.plural;
+    out.input = dir;
+    std::vector<std::string> rel_of_run;
+    for (const auto& f : files) {
+        detected_input d = read_input(f.string(), hk.format, keys);
+        for (auto& r : d.set.runs) {
+            out.runs.push_back(std::move(r));
+            rel_of_run.push_back(relative_name(f, dir));
+        }
+        out.notes.insert(out.notes.end(), d.set.notes.begin(), d.set.notes.end());
+    }
+    unique_file_run_names(out, rel_of_run);
+    return out;
+}
+
+detected_input read_input(const std::string& path, std::string format, const key_filter& keys) {
+    detected_input d;
+    text_table sniffed;
+    std::string where = path;  // a project directory's store
+    std::vector<std::string> notes;
+    if (format == "auto") {
+        if (is_dir(path)) {
+            sniffed_directory s = sniff_directory(path);
+            format = s.format;
+            where = s.path;
+            notes = std::move(s.notes);
+        } else {
+            format = sniff_file(path, sniffed);
+        }
+        if (format.empty()) throw logratio::error(is_dir(path) ? unknown_directory_message(path) : unknown_file_message(path, sniffed));
+    }
+    if (is_dir(where) && (format == "history-files" || format == "json" || format == "history" || format == "wandb-history")) {
+        d.set = read_history_files(where, keys);
+    } else {
+        d = read_one(where, format, keys, sniffed);
+    }
+    d.set.notes.insert(d.set.notes.begin(), notes.begin(), notes.end());
     return d;
 }
 

@@ -7,7 +7,10 @@
 // '[' (JSON) and, for CSV, the header (chart export "<run> - <metric>" /
 // __MIN columns, long table run+update, W&B history _step). An input no
 // reader takes gets a message naming what it looks like and what to do;
-// `--format` forces a reader. The binary readers (TensorBoard, W&B offline
+// `--format` forces a reader. A directory of history files of one kind
+// (verl .jsonl, W&B CSV / JSON exports, trainer_state.json) is one run per
+// file (read_history_files); a project directory opens its mlruns/,
+// mlflow.db / mlruns.db or wandb/, with a note. The binary readers (TensorBoard, W&B offline
 // logs) are entries of binary_readers() (detect.cpp).
 #include <string>
 #include <vector>
@@ -42,5 +45,15 @@ const std::vector<std::string>& format_names();
 /// Reads one input with the reader `format` names ("auto": sniffed); of a
 /// tracker history, only the metrics `keys` keeps.
 detected_input read_input(const std::string& path, std::string format, const key_filter& keys = key_filter());
+
+/// A directory (recursively) of history files of one kind -- verl
+/// file-logger .jsonl, W&B history CSV or JSON exports, trainer_state.json --
+/// one run per file, named and grouped as the file alone is (runs of two
+/// files sharing a name get their relative paths, with a note); a directory
+/// mixing kinds is an error naming one file of each. Also: a W&B run
+/// directory with a sync_tensorboard copy reads the .wandb log (a note says
+/// the copy was skipped); a project directory holding mlruns/, mlflow.db,
+/// mlruns.db or wandb/ opens it (with a note).
+history_set read_history_files(const std::string& dir, const key_filter& keys = key_filter());
 
 }  // namespace logratio_cli::trackers

@@ -13,6 +13,8 @@
 // nested values (W&B tables, histograms, media) and strings are skipped with
 // a note naming their keys. Read in one pass with json_scanner (no document
 // is built); a key listed twice in one record with two values is an error.
+// A one-run file's attributes come from a config.yaml beside it (detect.cpp,
+// as W&B keeps one in the run's files/).
 #include <string>
 
 #include <logratio/core/error.hpp>

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attributes.hpp"
+
 #include <logratio/core/error.hpp>
 
 namespace logratio_cli::trackers {
@@ -101,6 +103,42 @@ bool json_object_has(const std::string& text, const std::string& file, const std
     } catch (const logratio::error&) {  // the JSON reader names the place
         return false;
     }
+}
+
+namespace {
+
+/// W&B's {"value": X} or {"desc": D, "value": X} (config.yaml's layout, also
+/// found in value_json): X.
+const nlohmann::json& unwrapped(const nlohmann::json& v) {
+    if (!v.is_object() || !v.contains("value") || v.size() > 2 || (v.size() == 2 && !v.contains("desc"))) return v;
+    return v.at("value");
+}
+
+void flatten_config(const nlohmann::json& v, const std::string& key, std::vector<std::pair<std::string, std::string>>& out,
+                    int depth) {
+    const nlohmann::json& u = unwrapped(v);
+    if (u.is_object()) {
+        if (depth >= 64) return;  // deeper than any config; the rest is not an attribute
+        for (const auto& [k, x] : u.items()) flatten_config(x, key.empty() ? k : key + "." + k, out, depth + 1);
+    } else if (u.is_string()) {
+        const auto n = number_of(u);  // a non-finite marker
+        out.emplace_back(key, n ? number_text(*n) : u.get<std::string>());
+    } else if (u.is_boolean()) {
+        out.emplace_back(key, u.get<bool>() ? "true" : "false");
+    } else if (u.is_number_integer()) {
+        out.emplace_back(key, u.dump());
+    } else if (u.is_number()) {
+        out.emplace_back(key, number_text(u.get<double>()));
+    } else if (u.is_array()) {
+        out.emplace_back(key, u.dump());
+    }
+}
+
+}  // namespace
+
+void json_config_attributes(const std::string& text, const std::string& file, const std::string& key,
+                            std::vector<std::pair<std::string, std::string>>& out) {
+    flatten_config(parse_python_json(text, file), key, out, 0);
 }
 
 }  // namespace logratio_cli::trackers

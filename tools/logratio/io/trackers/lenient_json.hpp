@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,5 +37,13 @@ std::optional<double> number_of(const nlohmann::json& v);
 /// Whether `text` is one JSON object (Python's non-finite tokens allowed)
 /// holding every key of `keys`; false for anything else, invalid JSON included.
 bool json_object_has(const std::string& text, const std::string& file, const std::vector<std::string>& keys);
+
+/// The attributes of a config value parsed from JSON (`text`: Python's
+/// non-finite tokens allowed) under `key`: objects flattened with '.', W&B's
+/// {"value": X} wrapper (with or without "desc") unwrapped, strings as they
+/// are, numbers as attributes.hpp writes them, booleans true / false, arrays
+/// as compact JSON, null as nothing. Appended to `out` in key order.
+void json_config_attributes(const std::string& text, const std::string& file, const std::string& key,
+                            std::vector<std::pair<std::string, std::string>>& out);
 
 }  // namespace logratio_cli::trackers

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <logratio/core/error.hpp>
@@ -107,6 +108,33 @@ void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_b
     }
 }
 
+/// A whole params/ or tags/ file: MLflow writes the value alone (no newline;
+/// a trailing one from a hand-made store is dropped).
+std::string file_text(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) throw logratio::error(p.string() + ": cannot open: " + std::strerror(errno));
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    if (!s.empty() && s.back() == '\r') s.pop_back();
+    return s;
+}
+
+/// The run's params/<key> and tags/<key> files as attributes (keys with '/'
+/// are subdirectories); tags keep their names ("mlflow.runName"); a key both
+/// a param and a tag keeps the param's value, with a note.
+void read_mlflow_attributes(const fs::path& run, run_history& r, std::vector<std::string>& notes) {
+    std::vector<fs::path> files;
+    find_files(run / "params", 16, [](const fs::path&) { return true; }, files);
+    for (const auto& f : files) r.attributes[relative_name(f, run / "params")] = file_text(f);
+    files.clear();
+    find_files(run / "tags", 16, [](const fs::path&) { return true; }, files);
+    for (const auto& f : files) {
+        const std::string key = relative_name(f, run / "tags");
+        const auto [it, added] = r.attributes.emplace(key, file_text(f));
+        if (!added) notes.push_back(run.string() + ": '" + key + "' is both a param and a tag: the param's value kept");
+    }
+}
+
 }  // namespace
 
 history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
@@ -143,6 +171,7 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         if (n == names.end()) continue;
         const std::string& name = n->second;
         auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
+        read_mlflow_attributes(d, b.run(), out.notes);
         for (const auto& f : metric_files.at(run_key(d))) {
             const std::string key = relative_name(f, d / "metrics");
             if (b.wants(key)) read_mlflow_metric_file(f, key, b);

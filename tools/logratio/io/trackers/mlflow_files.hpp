@@ -6,7 +6,10 @@
 // (older stores: no step, read as 0). A key with '/' is a path of nested
 // folders (metrics/train/loss is key "train/loss"). Values are Python
 // floats as text ("nan", "inf"). The input may be mlruns/, one experiment
-// or one run directory.
+// or one run directory. A run's attributes are its params/<key> and
+// tags/<key> files (the whole file is the value; keys with '/' are
+// subdirectories; tags keep their names, mlflow.runName included; a key both
+// a param and a tag keeps the param's value, with a note).
 #include <string>
 #include <vector>
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <logratio/core/error.hpp>
 
@@ -107,6 +109,29 @@ double stored_metric_value(double v) noexcept {
     return v == big ? std::numeric_limits<double>::infinity() : v == -big ? -std::numeric_limits<double>::infinity() : v;
 }
 
+/// The params and tags tables (key, value, run_uuid) as the attributes of the
+/// runs read; a key both a param and a tag keeps the param's value, with a note.
+void read_sqlite_attributes(sqlite3* db, const std::string& path, const std::set<std::string>& tables,
+                            const std::map<std::string, std::string>& names, std::map<std::string, run_builder>& runs,
+                            std::vector<std::string>& notes) {
+    for (const char* table : {"params", "tags"}) {
+        if (!tables.count(table)) continue;
+        const bool tags = std::string(table) == "tags";
+        auto s = prepare(db, path, tags ? "SELECT run_uuid, key, value FROM tags ORDER BY rowid"
+                                        : "SELECT run_uuid, key, value FROM params ORDER BY rowid");
+        while (step_row(db, s.get(), path) == SQLITE_ROW) {
+            const auto n = names.find(text_col(s.get(), 0));
+            const auto r = n == names.end() ? runs.end() : runs.find(n->second);
+            if (r == runs.end()) continue;
+            auto& attributes = r->second.run().attributes;
+            const std::string key = text_col(s.get(), 1);
+            const bool added = attributes.emplace(key, text_col(s.get(), 2)).second;
+            if (!added && tags)
+                notes.push_back(path + ": run " + n->first + ": '" + key + "' is both a param and a tag: the param's value kept");
+        }
+    }
+}
+
 }  // namespace
 
 history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) {
@@ -158,6 +183,7 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
         b.add(text_col(s.get(), 1), sqlite3_column_int64(s.get(), 4), v, t, path, 0);
     }
     if (runs.empty()) throw logratio::format_error(path + ": the MLflow database has no metrics");
+    read_sqlite_attributes(db.get(), path, tables, names, runs, out.notes);
     if (!deleted.empty())
         out.notes.push_back(logratio::detail::concat(path, ": ", deleted.size(), " deleted run(s) not read (as MLflow hides them)"));
     out.reader = "MLflow SQLite store";

@@ -5,7 +5,8 @@
 // `tags` with key, value, run_uuid). MLflow stores a NaN as value 0 with
 // is_nan = 1. It is the default store of recent MLflow and of verl's MLflow
 // backend (verl/utils/tracking.py: sqlite:////tmp/mlruns.db). Read through
-// Debian's libsqlite3, read-only.
+// Debian's libsqlite3, read-only. A run's attributes are its rows of the
+// `params` and `tags` tables (SqlParam / SqlTag: key, value, run_uuid).
 #include <string>
 
 #include <logratio/core/error.hpp>

@@ -17,6 +17,7 @@
 #include <logratio/core/error.hpp>
 
 #include "../mapped_file.hpp"
+#include "attributes.hpp"
 #include "crc32c.hpp"
 #include "history.hpp"
 #include "protobuf_wire.hpp"
@@ -43,6 +44,8 @@ class run_builder {
 public:
     std::string name, source;
     std::vector<std::string> notes;  ///< files whose last record was cut off
+    std::map<std::string, std::string> attributes;  ///< hparams
+    std::map<std::string, std::string> changed;     ///< hparams given twice with different values
 
     tag_series& tag(std::string_view t) {
         const auto it = index_.find(t);
@@ -165,6 +168,61 @@ std::string_view plugin_name(pb::reader r) {
     return name;
 }
 
+/// A google.protobuf.Value (google/protobuf/struct.proto: null_value = 1,
+/// number_value = 2, string_value = 3, bool_value = 4, struct_value = 5,
+/// list_value = 6) as attribute text; false for null, structs and lists
+/// (an hparam is a string, number or bool: tensorboard/plugins/hparams/api.proto).
+bool hparam_value(pb::reader r, std::string& out) {
+    pb::field f;
+    bool has = false;
+    while (r.next(f)) {
+        if (f.number == 2 && f.type == pb::wire_type::fixed64) out = number_text(f.as_double()), has = true;
+        else if (f.number == 3 && f.type == pb::wire_type::length_delimited) out.assign(f.bytes()), has = true;
+        else if (f.number == 4 && f.type == pb::wire_type::varint) out = f.as_int64() ? "true" : "false", has = true;
+        else if (f.number == 1 || f.number == 5 || f.number == 6) has = false;
+    }
+    return has;
+}
+
+/// The hparams of an hparams plugin value's content (HParamsPluginData,
+/// tensorboard/plugins/hparams/plugin_data.proto @70b76c92:
+/// session_start_info = 3 -> SessionStartInfo hparams = 1, a
+/// map<string, google.protobuf.Value>: entries key = 1, value = 2) into the
+/// run's attributes; the experiment and session-end data carry none.
+void read_hparams(pb::reader r, run_builder& run) {
+    pb::field f;
+    while (r.next(f)) {
+        if (f.number != 3 || f.type != pb::wire_type::length_delimited) continue;
+        pb::reader info = r.nested(f);
+        pb::field e;
+        while (info.next(e)) {
+            if (e.number != 1 || e.type != pb::wire_type::length_delimited) continue;
+            pb::reader entry = info.nested(e);
+            pb::field g;
+            std::string key, value;
+            bool has = false;
+            while (entry.next(g)) {
+                if (g.number == 1 && g.type == pb::wire_type::length_delimited) key.assign(g.bytes());
+                else if (g.number == 2 && g.type == pb::wire_type::length_delimited) has = hparam_value(entry.nested(g), value);
+            }
+            if (has && !key.empty()) set_attribute(run.attributes, key, std::move(value), &run.changed);
+        }
+    }
+}
+
+/// The hparams in a SummaryMetadata whose plugin is "hparams" (plugin_data
+/// = 1 -> content = 2: the serialized HParamsPluginData).
+void read_hparams_metadata(pb::reader r, run_builder& run) {
+    pb::field f;
+    while (r.next(f)) {
+        if (f.number != 1 || f.type != pb::wire_type::length_delimited) continue;
+        pb::reader d = r.nested(f);
+        pb::field g;
+        while (d.next(g))
+            if (g.number == 2 && g.type == pb::wire_type::length_delimited) read_hparams(d.nested(g), run);
+    }
+}
+
 void skip_value(tag_series& s, const char* reason) {
     if (s.skipped++ == 0) s.skip_reason = reason;
 }
@@ -205,6 +263,10 @@ void read_value(pb::reader r, double wall_time, std::int64_t step, run_builder& 
         default:
             break;
         }
+    }
+    if (has_metadata && plugin_name(r.nested(metadata_field)) == "hparams") {
+        read_hparams_metadata(r.nested(metadata_field), run);  // the run's hyperparameters, not a series
+        return;
     }
     tag_series& s = run.tag(tag);
     if (has_metadata && !s.plugin_known) {
@@ -322,6 +384,8 @@ run_history finish_run(run_builder& b, std::vector<std::string>& notes) {
     run.name = b.name;
     run.source = b.source;
     run.step_name = "TensorBoard step";
+    run.attributes = std::move(b.attributes);
+    if (!b.changed.empty()) notes.push_back(changed_attributes_note("TensorBoard run '" + b.name + "'", b.changed));
     notes.insert(notes.end(), b.notes.begin(), b.notes.end());
     for (tag_series& s : b.tags()) {
         if (s.skipped)

@@ -21,6 +21,13 @@
 //    tf.summary.scalar: tensor_content). As in TensorBoard, a tag's plugin is
 //    the one named by the first value of the tag that carries metadata.
 //    Images, audio, histograms, text and other tensors are skipped, with a note.
+//  - Attributes: a value whose plugin is "hparams" holds HParamsPluginData
+//    (tensorboard/plugins/hparams/plugin_data.proto @70b76c92:
+//    session_start_info = 3 -> SessionStartInfo hparams = 1, a map of
+//    google.protobuf.Value: number 2, string 3, bool 4); its hparams are the
+//    run's attributes (numbers as attributes.hpp writes them), not a tag.
+//    torch's add_hparams writes them into a run directory of their own
+//    (<logdir>/<time>/), which is read as a run of its own.
 //  - Runs (TensorBoard's logdir convention): every directory holding files
 //    whose name contains "tfevents" is a run, named by its path relative to
 //    the logdir ("." for the logdir itself). A run's event files are read in

@@ -11,6 +11,7 @@
 #include <logratio/core/error.hpp>
 
 #include "../table.hpp"
+#include "attributes.hpp"
 #include "fs_walk.hpp"
 #include "json_scan.hpp"
 #include "run_builder.hpp"
@@ -101,6 +102,30 @@ void read_log_entry(json_scanner& js, const std::string& path, std::size_t index
     for (std::size_t i = 0; i < used; ++i) b.add(b.of(values[i].first), s, values[i].second, std::nan(""), path, 0);
 }
 
+/// Whether a top-level field of TrainerState (transformers
+/// src/transformers/trainer_callback.py) describes the run rather than its
+/// progress (epoch, global_step, total_flos, best_metric, ... change as it
+/// trains and are not attributes).
+bool is_run_field(const std::string& key) {
+    for (const char* k : {"train_batch_size", "num_train_epochs", "max_steps", "logging_steps", "eval_steps", "save_steps",
+                          "is_hyper_param_search", "trial_name"})
+        if (key == k) return true;
+    return false;
+}
+
+/// A top-level scalar of the state (at its value) as an attribute: numbers
+/// as attributes.hpp writes them, booleans true / false, strings as they
+/// are; null, lists and objects are passed over.
+void read_state_field(json_scanner& js, const std::string& key, run_history& run) {
+    const char c = js.peek();
+    if (c == '{' || c == '[' || c == 'n') return js.skip_value();
+    std::string v;
+    if (c == '"') js.string(v);
+    else if (c == 't' || c == 'f') js.literal(c == 't' ? "true" : "false"), v = c == 't' ? "true" : "false";
+    else v = number_text(js.number());
+    run.attributes[key] = v;
+}
+
 /// The log_history of one trainer_state.json into the run (one pass, json_scanner).
 void read_log_history(const fs::path& file, run_builder& b) {
     const std::string path = file.string();
@@ -119,7 +144,8 @@ void read_log_history(const fs::path& file, run_builder& b) {
     bool found = false;
     for (bool first = true; js.next_member(first, key);) {
         if (key != "log_history" || found) {
-            js.skip_value();
+            if (is_run_field(key)) read_state_field(js, key, b.run());
+            else js.skip_value();
             continue;
         }
         if (js.peek() != '[') {

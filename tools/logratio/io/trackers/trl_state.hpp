@@ -8,7 +8,11 @@
 // trl/trainer/grpo_trainer.py @f2cd5771). The run is the directory above
 // checkpoint-*; its latest checkpoint (largest N) holds the whole history
 // and wins. Input: a directory of runs (<run>/ or <group>/<run>/), one run,
-// one checkpoint directory or one trainer_state.json.
+// one checkpoint directory or one trainer_state.json. The state's top-level
+// fields that describe the run (train_batch_size, num_train_epochs,
+// max_steps, logging_steps, eval_steps, save_steps, is_hyper_param_search,
+// trial_name; not epoch, global_step or best_metric, which describe its
+// progress) are the run's attributes.
 #include <string>
 
 #include <logratio/core/error.hpp>

@@ -9,7 +9,8 @@
 // with two different values is an error naming file, lines and step.
 // pandas' unnamed index column ("" or "Unnamed: 0") is ignored; cells
 // holding nested values ({...} / [...]: tables, histograms) are skipped
-// with a note.
+// with a note. A one-run table's attributes come from a config.yaml beside
+// it (detect.cpp, as W&B keeps one in the run's files/).
 #include <cstddef>
 #include <optional>
 #include <string>

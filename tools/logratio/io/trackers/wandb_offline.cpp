@@ -18,8 +18,10 @@
 #include <logratio/core/error.hpp>
 
 #include "../mapped_file.hpp"
+#include "attributes.hpp"
 #include "crc32c.hpp"
 #include "history.hpp"
+#include "lenient_json.hpp"
 #include "protobuf_wire.hpp"
 
 namespace logratio_cli::trackers {
@@ -92,6 +94,10 @@ struct run_builder {
     std::string item_key, keys;
     std::vector<pending_value> values;
     std::string cut_off;  ///< a note when the log's last record is cut off
+    std::map<std::string, std::string> attributes;  ///< the config, flattened
+    std::map<std::string, std::string> changed;     ///< config keys set twice with different values
+    bool has_config = false;                        ///< a config record was read (else files/config.yaml)
+    std::vector<std::pair<std::string, std::string>> flat;  ///< one config item's attributes (reused)
 
     std::vector<point>& metric(std::string_view key) {
         const auto it = index.find(key);
@@ -192,25 +198,63 @@ void read_history(pb::reader r, run_builder& run, std::size_t record_offset) {
     }
 }
 
-/// A RunRecord: the id, display name and group (later records override).
-void read_run(pb::reader r, run_builder& run) {
+/// A ConfigItem (key = 1, nested_key = 2, value_json = 16, per
+/// wandb/proto/wandb_internal.proto @b6e29505): its key, nested keys joined
+/// with '.', and its JSON value.
+void read_config_item(pb::reader r, std::string& key, std::string_view& value) {
+    read_item(r, key, value);  // HistoryItem and ConfigItem share these field numbers
+}
+
+/// Whether an attribute key is W&B's own (_wandb: the SDK's settings and telemetry).
+bool is_wandb_internal(const std::string& key) { return key == "_wandb" || key.rfind("_wandb.", 0) == 0; }
+
+/// A ConfigRecord (update = 1, remove = 2: repeated ConfigItem) into the
+/// run's attributes: values flattened (json_config_attributes), the last
+/// value of a key wins, as in W&B's config; removed keys are dropped.
+void read_config(pb::reader r, run_builder& run, std::size_t record_offset) {
+    run.has_config = true;
+    std::string key;
+    pb::field f;
+    while (r.next(f)) {
+        if (f.type != pb::wire_type::length_delimited || (f.number != 1 && f.number != 2)) continue;
+        std::string_view value;
+        read_config_item(r.nested(f), key, value);
+        if (key.empty() || is_wandb_internal(key)) continue;
+        if (f.number == 2) {  // remove: the key and what was nested under it
+            for (auto it = run.attributes.lower_bound(key); it != run.attributes.end() &&
+                                                            (it->first == key || it->first.rfind(key + ".", 0) == 0);)
+                it = run.attributes.erase(it);
+            continue;
+        }
+        run.flat.clear();
+        json_config_attributes(std::string(value), logratio::detail::concat(run.file, ": byte ", record_offset, ": config '", key, "'"),
+                               key, run.flat);
+        for (auto& [k, v] : run.flat) set_attribute(run.attributes, k, std::move(v), &run.changed);
+    }
+}
+
+/// A RunRecord: the id, display name, group (later records override) and
+/// the config given to wandb.init (config = 4).
+void read_run(pb::reader r, run_builder& run, std::size_t record_offset) {
     pb::field f;
     while (r.next(f)) {
         if (f.type != pb::wire_type::length_delimited || f.size == 0) continue;
-        if (f.number == 1) run.run_id.assign(f.bytes());
+        if (f.number == 4) read_config(r.nested(f), run, record_offset);
+        else if (f.number == 1) run.run_id.assign(f.bytes());
         else if (f.number == 6) run.group.assign(f.bytes());
         else if (f.number == 8) run.display_name.assign(f.bytes());
     }
 }
 
-/// One Record: history or run; every other record type is skipped.
+/// One Record: history, config (= 5) or run; every other record type is skipped.
 void read_record(const unsigned char* data, std::size_t size, std::size_t offset, run_builder& run) {
     pb::reader r(data, size, pb::origin{&run.file, offset});
     pb::field f;
     while (r.next(f)) {
         if (f.type != pb::wire_type::length_delimited) continue;
         if (f.number == 2) read_history(r.nested(f), run, offset);
-        else if (f.number == 17) read_run(r.nested(f), run);
+        else if (f.number == 5) read_config(r.nested(f), run, offset);
+        else if (f.number == 17) read_run(r.nested(f), run, offset);
     }
 }
 
@@ -289,6 +333,17 @@ void read_log(const unsigned char* p, std::size_t size, run_builder& run) {
     if (in_record) note_cut_off(run, record_start, "its last chunk is missing");
 }
 
+/// A log without a config record: the config.yaml W&B keeps in the run
+/// directory's files/ (what `wandb sync` uploads as the run's config), if any.
+void config_yaml_fallback(const std::filesystem::path& log, run_builder& b, std::vector<std::string>& notes) {
+    if (b.has_config) return;
+    const auto yaml = log.parent_path() / "files" / "config.yaml";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(yaml, ec)) return;
+    b.attributes = read_wandb_config_yaml(yaml.string());
+    notes.push_back(b.file + ": no config record in the log: the run's attributes read from " + yaml.string());
+}
+
 /// The run_history of a builder; notes for skipped keys.
 run_history finish_run(run_builder& b, const std::string& dir_name, std::vector<std::string>& notes) {
     run_history run;
@@ -298,6 +353,8 @@ run_history finish_run(run_builder& b, const std::string& dir_name, std::vector<
     run.step_name = "_step";
     b.index.clear();
     run.metrics = std::move(b.metrics);
+    run.attributes = std::move(b.attributes);
+    if (!b.changed.empty()) notes.push_back(changed_attributes_note("W&B run '" + run.name + "' (" + b.file + ")", b.changed));
     if (!b.cut_off.empty()) notes.push_back(b.cut_off);
     for (const auto& [key, n] : b.skipped)
         notes.push_back(logratio::detail::concat("W&B run '", run.name, "': skipped ", n, " value(s) of '", key,
@@ -363,6 +420,7 @@ history_set read_wandb_offline(const std::string& path) {
         if (size == 0) throw logratio::format_error(b.file + ": byte 0: W&B log is empty (no header)");
         const mapped_file m(b.file);
         wandb_detail::read_log(m.data(), m.size(), b);
+        wandb_detail::config_yaml_fallback(log, b, out.notes);
         const std::string dir = fs::absolute(log).parent_path().filename().string();
         run_history run = wandb_detail::finish_run(b, dir, out.notes);
         const std::string base = run.name;

@@ -14,7 +14,13 @@
 //    (wandb/proto/wandb_internal.proto @00243053): history = 2 -> HistoryRecord
 //    item = 1 (HistoryItem key = 1, nested_key = 2 (joined with '.'), value_json
 //    = 16), step = 2 -> HistoryStep num = 1; run = 17 -> RunRecord run_id = 1,
-//    run_group = 6, display_name = 8.
+//    config = 4, run_group = 6, display_name = 8; config = 5 -> ConfigRecord
+//    update = 1, remove = 2 -> ConfigItem key = 1, nested_key = 2,
+//    value_json = 16 (the config fields per wandb/wandb @b6e29505, same path).
+// The run's attributes are its config (wandb.init's in the RunRecord, then
+// each config record; the last value of a key wins, as in W&B, with a note),
+// flattened with '.', {"value": X} unwrapped, _wandb skipped; a log without
+// a config record takes files/config.yaml of its run directory.
 // The step of a history row is its "_step" item (what `run.history()` calls
 // _step), else HistoryRecord.step; "_timestamp" is the wall time. Items whose
 // key starts with '_' are bookkeeping, not metrics. Values are JSON numbers
