@@ -49,6 +49,7 @@ std::vector<run_input> runs_from_dumps(const std::vector<dump_panel>& ds, const 
             run_input r;
             r.series.run = d.run;
             r.series.group = d.group;
+            r.attributes = d.attributes;
             out.push_back(r);
         }
         auto& r = out[w.first->second];

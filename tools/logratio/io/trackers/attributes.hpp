@@ -22,6 +22,8 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../files_read.hpp"
+
 namespace logratio_cli::trackers {
 
 /// A double as %.17g writes it (fixed notation for exponents -4..16, else
@@ -178,6 +180,7 @@ inline void yaml_block(const std::vector<std::string>& lines, std::size_t& i, lo
 inline std::map<std::string, std::string> read_wandb_config_yaml(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open");
+    note_file_read(path);
     std::vector<std::string> lines;
     for (std::string line; std::getline(f, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();

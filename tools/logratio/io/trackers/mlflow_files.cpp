@@ -11,6 +11,7 @@
 #include <logratio/core/error.hpp>
 
 #include "run_builder.hpp"
+#include "../files_read.hpp"
 
 namespace logratio_cli::trackers {
 
@@ -39,6 +40,7 @@ namespace {
 
 std::string first_line_of(const fs::path& p) {
     std::ifstream f(p);
+    if (f) note_file_read(p.string());
     std::string s;
     std::getline(f, s);
     while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -52,6 +54,7 @@ std::string mlflow_run_name(const fs::path& run) {
         if (!n.empty()) return n;
     }
     std::ifstream meta(run / "meta.yaml");
+    if (meta) note_file_read((run / "meta.yaml").string());
     for (std::string line; std::getline(meta, line);)
         if (line.rfind("run_name: ", 0) == 0) {
             std::string n = line.substr(10);
@@ -71,6 +74,7 @@ std::string run_key(const fs::path& run) {
 /// Whether meta.yaml says the run was deleted (lifecycle_stage: deleted).
 bool is_deleted_run(const fs::path& run) {
     std::ifstream meta(run / "meta.yaml");
+    if (meta) note_file_read((run / "meta.yaml").string());
     for (std::string line; std::getline(meta, line);)
         if (line.rfind("lifecycle_stage:", 0) == 0) return line.find("deleted") != std::string::npos;
     return false;
@@ -82,6 +86,7 @@ void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_b
     const std::string name = file.string();
     std::ifstream f(file, std::ios::binary);
     if (!f) throw logratio::error(name + ": cannot open: " + std::strerror(errno));
+    note_file_read(name);
     auto& series = b.of(key);
     std::string line;
     for (std::size_t n = 1; std::getline(f, line); ++n) {
@@ -113,6 +118,7 @@ void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_b
 std::string file_text(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);
     if (!f) throw logratio::error(p.string() + ": cannot open: " + std::strerror(errno));
+    note_file_read(p.string());
     std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     if (!s.empty() && s.back() == '\n') s.pop_back();
     if (!s.empty() && s.back() == '\r') s.pop_back();

@@ -14,6 +14,7 @@
 #include <logratio/core/error.hpp>
 
 #include "run_builder.hpp"
+#include "../files_read.hpp"
 
 namespace logratio_cli::trackers {
 
@@ -140,6 +141,7 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
     sqlite_db db(raw);
     if (rc != SQLITE_OK)
         throw logratio::error(path + ": cannot open as SQLite: " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
+    note_file_read(path);
     const auto tables = table_names(db.get(), path);
     if (!tables.count("metrics") || !tables.count("runs")) {
         std::string list;
