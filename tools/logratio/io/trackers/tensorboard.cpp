@@ -264,14 +264,14 @@ void read_value(pb::reader r, double wall_time, std::int64_t step, run_builder& 
             break;
         }
     }
-    if (has_metadata && plugin_name(r.nested(metadata_field)) == "hparams") {
-        read_hparams_metadata(r.nested(metadata_field), run);  // the run's hyperparameters, not a series
-        return;
-    }
     tag_series& s = run.tag(tag);
-    if (has_metadata && !s.plugin_known) {
+    if (has_metadata && !s.plugin_known) {  // the plugin name parsed once per tag, not per value
         s.plugin = std::string(plugin_name(r.nested(metadata_field)));
         s.plugin_known = true;
+    }
+    if (s.plugin == "hparams") {  // the run's hyperparameters, not a series (no points: no metric, no note)
+        if (has_metadata) read_hparams_metadata(r.nested(metadata_field), run);
+        return;
     }
     if (has_simple) {
         s.points.push_back(point{step, static_cast<double>(simple), wall_time});
