@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -515,4 +517,25 @@ TEST_CASE("TensorBoard bytes: hparams (number, string, bool; null, struct and li
     CHECK(h.runs[0].metrics.empty());
     CHECK(has_note(h, "TensorBoard run 'hp': attribute(s) given twice with different values, the last kept (as W&B does): mode (async -> sync)"));
     CHECK_FALSE(has_note(h, "_hparams_"));
+}
+
+TEST_CASE("TensorBoard: torch's add_hparams directory (<run>/<time>/) gives the run above it its attributes") {
+    temp_dir dir("tb_add_hparams");
+    const auto write = [](const std::filesystem::path& file, const std::string& bytes) {
+        std::filesystem::create_directories(file.parent_path());
+        std::ofstream(file, std::ios::binary) << bytes;
+    };
+    const std::string version = tfrecord(pb_double(1, 1700000000.0) + pb_bytes(3, "brain.Event:2"));
+    const std::string scalar = pb_bytes(1, "loss") + std::string("\x15\x00\x00\x80\x3f", 5);  // simple_value 1.0f
+    const std::string point = tfrecord(pb_double(1, 1700000001.0) + pb_int(2, 3) + pb_bytes(5, pb_bytes(1, scalar)));
+    write(dir.path / "run" / "events.out.tfevents.1.host", version + point);
+    write(dir.path / "run" / "1700000000.5" / "events.out.tfevents.2.host",
+          version + tfrecord(hparams_event({{"learning_rate", pb_double(2, 5e-7)}, {"report_to", pb_bytes(3, "tensorboard")}})));
+    const history_set h = read_tensorboard(dir.path.string());
+    REQUIRE(h.runs.size() == 1);
+    CHECK(h.runs[0].name == "run");
+    CHECK(h.runs[0].attributes == std::map<std::string, std::string>{{"learning_rate", "5e-07"}, {"report_to", "tensorboard"}});
+    CHECK(h.runs[0].metrics.at("loss").size() == 1);
+    CHECK(has_note(h, "TensorBoard run 'run': attributes from the hparams in run/1700000000.5 (torch's add_hparams directory; not a run of its own)"));
+    CHECK_FALSE(has_note(h, "has no scalars"));
 }

@@ -809,3 +809,20 @@ TEST_CASE("attributes: a dump's __metadata__ but run, group and update") {
     CHECK(d.run == "sync-0");
     CHECK(d.attributes == std::map<std::string, std::string>{{"generator", "logratio make_sample"}, {"seed", "20261202"}, {"lag", "0"}});
 }
+
+TEST_CASE("a project directory holding mlflow.db opens it; --format json reads a directory of history files") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "logratio_test_project_db";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy_file(data("mlflow.db"), dir / "mlflow.db");
+    const auto set = read_auto(dir.string());
+    fs::remove_all(dir);
+    CHECK(set.reader == "MLflow SQLite store");
+    check_same_as_reference(convert(set), false);
+    CHECK(has_note(set, ": a project directory: opened "));
+    CHECK(set.notes[0].find("mlflow.db") != std::string::npos);
+    const auto forced = tr::read_input(data("verl"), "json");
+    CHECK(forced.set.reader == "verl file-logger histories");
+    check_same_as_reference(convert(forced.set), true);
+}

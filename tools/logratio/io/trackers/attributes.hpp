@@ -126,7 +126,9 @@ inline bool yaml_scalar(std::string s, std::string& out) {
 /// ("key: value", "key:" + block) nest with '.'; a list ("- item" lines) of
 /// scalars becomes "[a, b]"; other list items are passed over.
 inline void yaml_block(const std::vector<std::string>& lines, std::size_t& i, long parent, const std::string& prefix,
-                       std::map<std::string, std::string>& out) {
+                       std::map<std::string, std::string>& out, const std::string& path, int depth = 0) {
+    if (depth > 64)
+        throw logratio::format_error(logratio::detail::concat(path, ": line ", i + 1, ": nested more than 64 levels deep (not W&B's config.yaml)"));
     std::vector<std::string> items;
     bool list = false;
     while (i < lines.size()) {
@@ -160,7 +162,7 @@ inline void yaml_block(const std::vector<std::string>& lines, std::size_t& i, lo
             if (v == "{}" || v == "[]") continue;
             out[full] = v;
         } else {
-            yaml_block(lines, i, long(ind), full, out);
+            yaml_block(lines, i, long(ind), full, out, path, depth + 1);
         }
     }
     if (list && !items.empty()) {
@@ -192,7 +194,7 @@ inline std::map<std::string, std::string> read_wandb_config_yaml(const std::stri
     std::size_t i = 0;
     while (i < lines.size()) {  // a line less indented than the first ends a block: go on after it
         const std::size_t before = i;
-        yaml_detail::yaml_block(lines, i, -1, "", all);
+        yaml_detail::yaml_block(lines, i, -1, "", all, path);
         if (i == before) ++i;
     }
     // The flattened map has "<key>.value[.<nested>]" and "<key>.desc": keep the values.

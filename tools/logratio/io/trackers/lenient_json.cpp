@@ -114,6 +114,15 @@ const nlohmann::json& unwrapped(const nlohmann::json& v) {
     return v.at("value");
 }
 
+/// Whether `v` nests at most `left` more levels (bounded recursion: dump()
+/// of a value nested thousands deep would exhaust the stack).
+bool shallow(const nlohmann::json& v, int left) {
+    if (!v.is_structured()) return true;
+    if (left == 0) return false;
+    for (const auto& x : v) if (!shallow(x, left - 1)) return false;
+    return true;
+}
+
 void flatten_config(const nlohmann::json& v, const std::string& key, std::vector<std::pair<std::string, std::string>>& out,
                     int depth) {
     const nlohmann::json& u = unwrapped(v);
@@ -129,7 +138,7 @@ void flatten_config(const nlohmann::json& v, const std::string& key, std::vector
         out.emplace_back(key, u.dump());
     } else if (u.is_number()) {
         out.emplace_back(key, number_text(u.get<double>()));
-    } else if (u.is_array()) {
+    } else if (u.is_array() && shallow(u, 16)) {  // deeper arrays are no attribute anyone stratifies on
         out.emplace_back(key, u.dump());
     }
 }

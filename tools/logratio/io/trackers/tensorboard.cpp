@@ -264,14 +264,14 @@ void read_value(pb::reader r, double wall_time, std::int64_t step, run_builder& 
             break;
         }
     }
-    if (has_metadata && plugin_name(r.nested(metadata_field)) == "hparams") {
-        read_hparams_metadata(r.nested(metadata_field), run);  // the run's hyperparameters, not a series
-        return;
-    }
     tag_series& s = run.tag(tag);
-    if (has_metadata && !s.plugin_known) {
+    if (has_metadata && !s.plugin_known) {  // the plugin name parsed once per tag, not per value
         s.plugin = std::string(plugin_name(r.nested(metadata_field)));
         s.plugin_known = true;
+    }
+    if (s.plugin == "hparams") {  // the run's hyperparameters, not a series (no points: no metric, no note)
+        if (has_metadata) read_hparams_metadata(r.nested(metadata_field), run);
+        return;
     }
     if (has_simple) {
         s.points.push_back(point{step, static_cast<double>(simple), wall_time});
@@ -434,6 +434,41 @@ std::map<std::string, std::vector<std::filesystem::path>> event_files_by_run(con
     return runs;
 }
 
+/// torch's SummaryWriter.add_hparams (which transformers' TensorBoardCallback
+/// calls at the start of training) writes the hparams into a directory of
+/// their own below the run's (<run>/<time.time()>/, pytorch/pytorch
+/// torch/utils/tensorboard/writer.py): such a run's hparams become the
+/// attributes of the run above it (the run's own hparams win); one holding
+/// nothing else is no run of its own. Both with a note.
+void fold_hparams_runs(history_set& out) {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < out.runs.size(); ++i) index[out.runs[i].name] = i;
+    std::vector<bool> drop(out.runs.size(), false);
+    for (std::size_t i = 0; i < out.runs.size(); ++i) {
+        const run_history& child = out.runs[i];
+        const auto slash = child.name.rfind('/');
+        if (child.attributes.empty() || slash == std::string::npos) continue;
+        const auto parent = index.find(child.name.substr(0, slash));
+        if (parent == index.end()) continue;
+        run_history& p = out.runs[parent->second];
+        for (const auto& [k, v] : child.attributes) p.attributes.emplace(k, v);
+        drop[i] = child.metrics.empty();
+        out.notes.push_back("TensorBoard run '" + p.name + "': attributes from the hparams in " + child.name +
+                            (drop[i] ? " (torch's add_hparams directory; not a run of its own)" : " (torch's add_hparams directory)"));
+        if (drop[i]) {
+            const std::string empty = "TensorBoard run '" + child.name + "' has no scalars";
+            out.notes.erase(std::remove(out.notes.begin(), out.notes.end(), empty), out.notes.end());
+        }
+    }
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < out.runs.size(); ++i)
+        if (!drop[i]) {
+            if (k != i) out.runs[k] = std::move(out.runs[i]);  // never a self-move
+            ++k;
+        }
+    out.runs.resize(k);
+}
+
 }  // namespace tb_detail
 
 /// The scalars of one event file held in memory (one run named `name`); the
@@ -474,6 +509,7 @@ history_set read_tensorboard(const std::string& path) {
             if (slash != std::string::npos && slash > 0 && name.find('/', slash + 1) == std::string::npos)
                 out.runs.back().group = name.substr(0, slash);
         }
+        tb_detail::fold_hparams_runs(out);
         return out;
     }
     tb_detail::run_builder b;

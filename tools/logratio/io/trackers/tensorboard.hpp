@@ -26,8 +26,10 @@
 //    session_start_info = 3 -> SessionStartInfo hparams = 1, a map of
 //    google.protobuf.Value: number 2, string 3, bool 4); its hparams are the
 //    run's attributes (numbers as attributes.hpp writes them), not a tag.
-//    torch's add_hparams writes them into a run directory of their own
-//    (<logdir>/<time>/), which is read as a run of its own.
+//    torch's add_hparams (transformers' TensorBoardCallback) writes them into
+//    a directory of their own below the run's (<run>/<time>/): they become
+//    the attributes of the run above, and a directory of hparams only is no
+//    run of its own (with a note).
 //  - Runs (TensorBoard's logdir convention): every directory holding files
 //    whose name contains "tfevents" is a run, named by its path relative to
 //    the logdir ("." for the logdir itself). A run's event files are read in
