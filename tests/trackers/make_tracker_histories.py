@@ -448,11 +448,33 @@ def fuzz_seeds(root, fuzz):
                 out.write(body)
 
 
+def sample_diagnostics(run, i, u):
+    """Policy diagnostics of the sample's run `run` (index i) at update u, as
+    verl logs them: entropy, PPO clip fraction, gradient norm (exactly 0 at
+    one update of async-1: a skipped step) and throughput. Made up for the
+    example, deterministic, float32-exact."""
+    asy = run.startswith("async")
+    grad = 0.0 if (run == "async-1" and u == 7) else q(0.35 + 0.08 * math.cos(1.3 * u + i) + (0.004 * u if asy else 0))
+    return {"actor/entropy": q(0.92 - (0.006 if asy else 0.001) * u + 0.01 * math.sin(u + i)),
+            "actor/pg_clipfrac": q(0.04 + (0.0015 * u if asy else 0.0002 * u) + 0.003 * math.sin(0.7 * u + i)),
+            "actor/grad_norm": grad,
+            "perf/throughput": q((2400.0 if asy else 1500.0) + 40 * math.sin(0.5 * u + i))}
+
+
+def sample_attributes(run, rank):
+    """The run's config: the rollout runtime's commit splits each group in
+    two (the first half of each group on one commit), and the mode."""
+    return {"runtime_commit": "3f9a2c1" if rank < (3 if run.startswith("async") else 2) else "8d04e7b",
+            "mode": run.split("-")[0]}
+
+
 def sample_histories(panels, root):
     """The sample's per-update delta_abs_mean and kl_k3 (SPEC keys) as verl
-    would log them: TensorBoard add_scalar(double_precision) per run
-    directory, and Runs.histories() of W&B with verl's training/global_step
-    (a validation-style event without it in between)."""
+    would log them, with policy diagnostics (sample_diagnostics) and the run's
+    config (sample_attributes, as hparams): TensorBoard add_scalar
+    (double_precision) per run directory, verl's file logger (one .jsonl per
+    run, the trainer's local log), and Runs.histories() of W&B with verl's
+    training/global_step (a validation-style event without it in between)."""
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
     import binary_writers as bw  # noqa: E402
@@ -462,23 +484,34 @@ def sample_histories(panels, root):
     for r in rows:
         by_run.setdefault(r["run"], []).append(r)
     shutil.rmtree(f"{root}/tensorboard", ignore_errors=True)
+    shutil.rmtree(f"{root}/verl", ignore_errors=True)
     multi = []
-    cols = ["_runtime", "_step", "_timestamp", "delta_abs_mean", "kl_k3", "run_id", "training/global_step", "val/score"]
+    diag = ["actor/entropy", "actor/grad_norm", "actor/pg_clipfrac", "perf/throughput"]
+    cols = ["_runtime", "_step", "_timestamp"] + diag[:2] + ["delta_abs_mean", "kl_k3"] + diag[2:] + \
+        ["run_id", "training/global_step", "val/score"]
     for i, (run, rs) in enumerate(sorted(by_run.items())):
         rs.sort(key=lambda r: int(r["update"]))
-        ev = []
+        rank = int(run.split("-")[1])
+        ev = [(T0, 0, "_hparams_/session_start_info", sample_attributes(run, rank), "hparams")]
         k = 0
+        local = []  # verl's file logger (VERL_FILE_LOGGER_ROOT/<project>/<experiment>.jsonl): the local log
         for r in rs:
             u = int(r["update"])
             t = T0 + 60 * u
+            d = sample_diagnostics(run, i, u)
+            local.append(py_json({"step": u, "data": {"delta_abs_mean": float(r["delta_abs_mean"]),
+                                                      "kl_k3": float(r["kl_k3"]), **d, "training/global_step": u}}))
             for key in ("delta_abs_mean", "kl_k3"):
                 ev.append((t, u, key, float(r[key]), "double_val"))
+            for key in diag:
+                ev.append((t, u, key, d[key], "double_val"))
             multi.append({"_runtime": 60.0 * u, "_step": k, "_timestamp": t, "delta_abs_mean": float(r["delta_abs_mean"]),
-                          "kl_k3": float(r["kl_k3"]), "run_id": run, "training/global_step": u})
+                          "kl_k3": float(r["kl_k3"]), "run_id": run, "training/global_step": u, **d})
             multi.append({"_runtime": 60.0 * u + 30, "_step": k + 1, "_timestamp": t + 30, "run_id": run,
                           "val/score": q(0.5 + 0.01 * u)})
             k += 2
         bw.write_tfevents(f"{root}/tensorboard/{run}/events.out.tfevents.{int(T0)}.sample.{100 + i}.0", ev, T0)
+        write(f"{root}/verl/{run}.jsonl", "\n".join(local) + "\n")
     write(f"{root}/wandb_histories.csv", pandas_csv(multi, cols))
 
 
