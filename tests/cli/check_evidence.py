@@ -148,7 +148,7 @@ def case_strata():
     assert bad.returncode == 1 and bad.stdout == ""
     assert "--by 'nope': no run has this attribute (attributes: runtime_commit" in bad.stderr, bad.stderr
     line = run("report", path, "--by", "runtime_commit", "--html", os.path.join(OUT, "strata.html")).stdout
-    assert "by runtime_commit: the level difference sync - async holds in" in line, line
+    assert "by runtime_commit: the level difference sync - async holds in" in line and "of the 2 strata with both groups" in line, line
 
 
 def strip_notes(x):

@@ -77,7 +77,14 @@ void print_report_lines(const report_inputs& r, const loaded_runs& L) {
     for (const auto& l : r.split) std::printf("%s\n", l.c_str());
     std::size_t zero = 0;
     for (const auto& x : L.runs) zero += x.zero_grad_norm.size();
-    if (zero) std::printf("  %zu update(s) with zero gradient norm are listed in the report\n", zero);
+    if (!zero) return;
+    std::string where;
+    std::size_t shown = 0;
+    for (const auto& x : L.runs)
+        for (double u : x.zero_grad_norm)
+            if (shown++ < 8) where += (where.empty() ? "" : ", ") + x.series.run + " update " + fmt(u, "%g");
+    std::printf("  %zu update(s) with zero gradient norm (kept, listed in the report): %s%s\n", zero, where.c_str(),
+                zero > 8 ? ", ..." : "");
 }
 
 }  // namespace

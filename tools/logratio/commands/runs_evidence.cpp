@@ -139,7 +139,7 @@ std::string source_line(const loaded_runs& L, const evidence& e) {
              std::to_string(an.groups[i].updates) + " updates";
     s += ")";
     if (L.min_updates) s += ", each run with >= " + std::to_string(L.min_updates) + " updates carrying it";
-    if (!e.by.empty()) s += "; " + std::to_string(e.strata.size()) + " value(s) of " + e.by;
+    if (!e.by.empty()) s += "; spanning " + std::to_string(e.strata.size()) + " value(s) of " + e.by;
     if (!L.left_out.empty()) {
         s += "; " + std::to_string(L.left_out.size()) + " run(s) left out (";
         for (std::size_t i = 0; i < L.left_out.size(); ++i) {
@@ -175,15 +175,20 @@ std::string axis_line(const runs_args& a, const loaded_runs& L) {
 
 std::string strata_line(const evidence& e) {
     if (e.by.empty()) return "";
+    const std::string n = std::to_string(e.strata.size());
     const auto& c = e.metrics[0].analysis.comparison;
-    if (!c) return "by " + e.by + ": " + std::to_string(e.strata.size()) + " strata; no two-group comparison to test";
+    if (!c) return "by " + e.by + ": " + n + " strata; no two-group comparison to hold in them";
     const auto& g = e.agreement;
-    const std::string n = std::to_string(g.assessed);
-    return "by " + e.by + ": the level difference " + c->a + " - " + c->b + " holds in " +
-           std::to_string(g.level_holds) + "/" + n + " strata, the drift difference in " +
-           std::to_string(g.drift_holds) + "/" + n + " (same sign, p < 0.05; " +
-           std::to_string(e.strata.size() - g.assessed) + " stratum/strata without both groups)" +
-           (g.assessed && g.level_holds == g.assessed ? ": the level difference holds in every stratum" : "");
+    if (g.assessed == 0)
+        return "by " + e.by + ": none of the " + n + " strata holds both " + c->a + " and " + c->b +
+               ": the difference is not checked within strata";
+    const std::string y = std::to_string(g.assessed);
+    std::string s = "by " + e.by + ": the level difference " + c->a + " - " + c->b + " holds in " +
+                    std::to_string(g.level_holds) + " of the " + y + " strata with both groups, the drift difference in " +
+                    std::to_string(g.drift_holds) + " (same sign, p < 0.05)";
+    if (g.assessed < e.strata.size()) s += "; " + std::to_string(e.strata.size() - g.assessed) + " strata lack a group";
+    if (g.level_holds == g.assessed && g.assessed == e.strata.size()) s += ": the level difference holds in every stratum";
+    return s;
 }
 
 }  // namespace logratio_cli
