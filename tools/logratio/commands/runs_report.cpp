@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "../io/dump_histogram.hpp"
-#include "../output/doctor_report.hpp"
 #include "../output/html_report.hpp"
 #include "../output/runs_output.hpp"
 #include "doctor_scan.hpp"
@@ -68,7 +67,8 @@ std::string report_html(const runs_args& a, const loaded_runs& L, const logratio
     r.verdict = verdict_lines(L.metric, an);
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
-    r.doctor_html = doctor_section_html(diagnose_dumps(L.dumps, a.threads));
+    const auto doctor = diagnose_dumps(L.dumps, a.threads);
+    r.doctor = &doctor;
     return html_report(r);
 }
 
