@@ -129,9 +129,13 @@ def check_hover(page):
       return t && getComputedStyle(t).display!=='none' ? t.textContent : null;})()""")
     if not tip:
         fail(f"hovering {p} shows no tooltip")
+    # the tooltip names the line nearest the pointer (p's, or one drawn at the same pixel) and its value
+    q = page.evaluate(f"""(function(){{var R=window.logratioReport, u=R.plot, s=R.tipSeries, i={p['i']};
+      return {{label:u.series[s].label, text:u.series[s].value(u, u.data[s][i]),
+               off:Math.abs(u.valToPos(u.data[s][i],'y')-u.valToPos(u.data[{p['s']}][i],'y'))}};}})()""")
+    if q["label"].split(" ")[0] not in tip or q["text"] not in tip or q["off"] > 1.5:
+        fail(f"tooltip {tip!r} does not name the hovered line ({p['label']!r}, or {q}) with its value")
     shown = page.evaluate(f"(function(){{var u=window.logratioReport.plot; return u.series[{p['s']}].value(u, {p['value']});}})()")
-    if p["label"].split(" ")[0] not in tip or shown not in tip:
-        fail(f"tooltip {tip!r} does not name {p['label']!r} with its value {shown!r}")
     legend = page.evaluate(f"""(function(){{var e=document.querySelectorAll('.u-legend .u-series')[{p['s']}];
       return e ? e.querySelector('.u-value').textContent : null;}})()""")
     if legend is not None and legend != shown:
@@ -198,6 +202,27 @@ def check_zoom_and_log(page):
     print(f"drag zooms x to {z[0]:.4g}..{z[1]:.4g}, double-click resets; log-scale toggle redraws")
 
 
+def check_many(page, max_ms):
+    """Past 300 runs: the bands by default; the runs drawn on demand, hoverable."""
+    info = page.evaluate("(function(){var R=window.logratioReport; return {many:R.data.many, runs:R.data.runs.length,"
+                         "kinds:R.lines.map(function(l){return l.kind;}).filter(function(k,i,a){return a.indexOf(k)===i;})};})()")
+    if not info["many"]:
+        return
+    if info["kinds"] != ["hi", "mid", "lo"]:
+        fail(f"{info['runs']} runs but the chart draws {info['kinds']}, not group bands")
+    ms = page.evaluate("""new Promise(function(done){var t=performance.now(),
+      c=document.querySelectorAll('#trend-controls input[type=checkbox]')[1]; c.click();
+      requestAnimationFrame(function(){requestAnimationFrame(function(){done(performance.now()-t);});});})""")
+    n = page.evaluate("window.logratioReport.lines.length")
+    if n != info["runs"]:
+        fail(f"'show the runs' draws {n} lines, not {info['runs']}")
+    if ms > max_ms:
+        fail(f"drawing the {n} runs took {ms:.0f} ms")
+    check_hover(page)
+    page.evaluate("document.querySelectorAll('#trend-controls input[type=checkbox]')[1].click()")
+    print(f"{info['runs']} runs: group bands by default; the runs drawn on demand in {ms:.0f} ms")
+
+
 def check_table(page):
     t = page.evaluate("""(function(){var t=document.getElementById('table-runs'); if(!t) return null;
       var rows=[].slice.call(t.tBodies[0].rows), vis=rows.filter(function(r){return r.offsetParent!==null;});
@@ -244,6 +269,7 @@ def main():
         check_hover(page)
         check_legend_click(page)
         check_zoom_and_log(page)
+        check_many(page, a.max_ms)
         check_table(page)
         check_quiet(page, url)
     print("ok: " + a.report)

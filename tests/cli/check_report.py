@@ -17,7 +17,7 @@ import png  # noqa: E402
 
 NS = "{http://www.w3.org/1999/xhtml}"
 SVG = "{http://www.w3.org/2000/svg}"
-ORDER = ["verdict", "trend", "runs", "evidence", "doctor", "split", "histogram", "zero-grad", "notes", "sources"]
+ORDER = ["verdict", "trend", "runs", "evidence", "doctor", "histogram", "split", "zero-grad", "notes", "sources"]
 
 
 def check_xml(path):

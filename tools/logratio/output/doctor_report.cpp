@@ -213,7 +213,7 @@ report_section doctor_section(const std::vector<dump_diagnosis>& ds) {
     for (const auto& c : summarize_checks(ds))
         t.rows.push_back({c.check, std::to_string(c.fail), std::to_string(c.warn),
                           c.runs.empty() ? "-" : label_list({c.runs.begin(), c.runs.end()}),
-                          c.dumps.empty() ? "-" : label_list(c.dumps)});
+                          c.dumps.empty() ? "-" : label_list(c.dumps, 3)});
     s.tables.push_back(std::move(t));
     const auto lines = grouped_findings(ds);
     if (lines.empty()) s.lines.push_back("No check warns or fails in any dump.");

@@ -91,8 +91,10 @@
       if (d < dist) { dist = d; best = s; }
     }
     if (best < 0 || dist > 60) { tip.style.display = "none"; return; }
+    R.tipSeries = best;
     var l = R.lines[best - 1], x = u.data[0][i], y = u.data[best][i];
-    var head = l.kind === "run" ? "run " + l.label + " (" + groupName(l.g) + ")" : l.label + " of " + groupName(l.g) + "'s runs";
+    var head = l.kind === "run" ? "run " + l.label + " (" + groupName(l.g) + ")"
+      : groupName(l.g) + ": " + { hi: "90th percentile", mid: "median", lo: "10th percentile" }[l.kind] + " of its runs";
     var text = head + "\n" + D.axis + " " + fmt(x) + ": " + D.metric + " " + fmt(y);
     if (l.n) text += "\n" + l.n[l.x.indexOf(x)] + " runs at this " + D.axis;
     tip.textContent = text;

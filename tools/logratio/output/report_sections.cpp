@@ -32,6 +32,11 @@ std::string split_of(const report_inputs& r, const std::string& group) {
     return "";
 }
 
+std::string unit(const std::string& axis) { return axis_unit(axis); }
+
+/// The count column's header: "updates", else "steps".
+std::string count_header(const std::string& axis) { return axis == "update" ? "updates" : "steps"; }
+
 std::string group_phrase(const logratio::group_stats& g, const std::string& axis) {
     const std::string slope = fmt(g.mean_slope.mean, "%.2g") + " per " + axis;
     const std::string runs = std::to_string(g.rising) + "/" + std::to_string(g.runs) + " runs";
@@ -74,7 +79,7 @@ std::string cause_phrase(const report_inputs& r) {
 std::string report_headline(const report_inputs& r) {
     if (!r.analysis || r.analysis->groups.empty()) return r.metric + ": no run has values";
     std::string s;
-    for (const auto& g : r.analysis->groups) s += (s.empty() ? "" : "; ") + group_phrase(g, r.axis);
+    for (const auto& g : r.analysis->groups) s += (s.empty() ? "" : "; ") + group_phrase(g, unit(r.axis));
     const std::string cause = cause_phrase(r);
     if (!cause.empty()) s += "; " + cause;
     return s;
@@ -96,8 +101,8 @@ report_section verdict_section(const report_inputs& r) {
 
 report_table group_table(const report_inputs& r) {
     report_table t;
-    t.caption = "Groups: mean of run means and mean OLS slope (per " + r.axis + "), 95% intervals";
-    t.header = {"group", "runs", r.axis + "s", "mean", "95% CI", "mean slope", "slope 95% CI", "rising runs"};
+    t.caption = "Groups: mean of run means and mean OLS slope (per " + unit(r.axis) + "), 95% intervals";
+    t.header = {"group", "runs", count_header(r.axis), "mean", "95% CI", "mean slope", "slope 95% CI", "rising runs"};
     t.numeric = {false, true, true, true, true, true, true, true};
     for (const auto& g : r.analysis->groups)
         t.rows.push_back({g.group, std::to_string(g.runs), std::to_string(g.updates), fmt(g.mean_of_means.mean),
@@ -111,10 +116,10 @@ report_table group_table(const report_inputs& r) {
 report_section trend_section(const report_inputs& r) {
     report_section s;
     s.id = "trend";
-    s.title = r.metric + " per " + r.axis + ", and the groups";
+    s.title = r.metric + " per " + unit(r.axis) + ", and the groups";
     const std::size_t n = r.runs ? r.runs->size() : 0;
     s.paragraphs.push_back(n > many_runs ? std::to_string(n) + " runs: per group, the median and the 10-90% band of "
-                                               "its runs at each " + r.axis + " (the page draws the runs on demand)."
+                                               "its runs at each " + unit(r.axis) + " (the page draws the runs on demand)."
                                          : "One line per run, coloured by group; a gap is a missing value, never "
                                            "interpolated. Right: each group's mean of run means with its 95% interval.");
     s.charts = {"trend", "group_means"};
@@ -137,7 +142,7 @@ report_section runs_section(const report_inputs& r) {
     s.id = "runs";
     s.title = "Runs";
     report_table t;
-    t.header = {"run", "group", r.axis + "s", "mean", "max", "OLS slope", "95% CI", "p", "Theil\u2013Sen",
+    t.header = {"run", "group", count_header(r.axis), "mean", "max", "OLS slope", "95% CI", "p", "Theil\u2013Sen",
                 "Kendall \u03c4", "\u03c4 p"};
     t.numeric = {false, false, true, true, true, true, true, true, true, true, true};
     std::vector<const logratio::run_stats*> order;
@@ -156,7 +161,7 @@ report_section runs_section(const report_inputs& r) {
                           "[" + fmt(x->ols.slope_ci_low, "%.3g") + ", " + fmt(x->ols.slope_ci_high, "%.3g") + "]",
                           fmt(x->ols.pvalue, "%.2g"), fmt(x->theil_sen.slope, "%.3g"), fmt(x->kendall.tau, "%.3f"),
                           fmt(x->kendall.pvalue, "%.2g")});
-    t.caption = "Per run: OLS and Theil\u2013Sen slopes per " + r.axis + ", Kendall's \u03c4";
+    t.caption = "Per run: OLS and Theil\u2013Sen slopes per " + unit(r.axis) + ", Kendall's \u03c4";
     s.tables.push_back(std::move(t));
     return s;
 }
@@ -182,6 +187,7 @@ report_section histogram_section(const dump_histogram& h) {
 void add_evidence(const report_inputs& r, std::vector<report_section>& out) {
     std::vector<report_section> parts;
     if (r.doctor && !r.doctor->empty()) parts.push_back(doctor_section(*r.doctor));
+    if (r.histogram) parts.push_back(histogram_section(*r.histogram));
     if (!r.split.empty()) {
         report_section s;
         s.id = "split";
@@ -192,13 +198,12 @@ void add_evidence(const report_inputs& r, std::vector<report_section>& out) {
         for (const auto& l : r.split) s.lines.push_back(trim(l));
         parts.push_back(std::move(s));
     }
-    if (r.histogram) parts.push_back(histogram_section(*r.histogram));
     if (parts.empty() && r.doctor_html.empty()) return;
     report_section e;
     e.id = "evidence";
     e.title = "Evidence";
-    e.paragraphs.push_back("What the verdict rests on: the doctor's checks of the dumps, the split of the mismatch "
-                           "into numerics and policy lag, the distribution of \u03b4 in the worst dump.");
+    e.paragraphs.push_back("What the verdict rests on: the doctor's checks of the dumps, the distribution of \u03b4 "
+                           "in the worst dump, the split of the mismatch into numerics and policy lag.");
     out.push_back(std::move(e));
     for (auto& p : parts) out.push_back(std::move(p));
 }
@@ -208,7 +213,7 @@ report_section zero_grad_section(const report_inputs& r) {
     s.id = "zero-grad";
     s.title = "Updates with zero gradient norm";
     report_table t;
-    t.header = {"run", r.axis + "s"};
+    t.header = {"run", count_header(r.axis)};
     for (const auto& x : *r.runs)
         if (!x.zero_grad_norm.empty()) {
             std::string v;

@@ -8,7 +8,7 @@
 //               the group table, the comparison;
 //   runs        the per-run table (largest |slope| first past 50 runs);
 //   report_inputs::analysis_sections;
-//   evidence    doctor, numeric-vs-lag split, delta histogram and quantiles
+//   evidence    doctor, delta histogram and quantiles, numeric-vs-lag split
 //               (level-3 parts, each present when its data is);
 //   zero-grad   updates with a zero gradient norm;
 //   notes       (folded);

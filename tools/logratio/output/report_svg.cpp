@@ -24,6 +24,8 @@ std::vector<std::string> report_groups(const report_inputs& r) {
     return g;
 }
 
+std::string axis_unit(const std::string& axis) { return axis.substr(0, axis.find(" (")); }
+
 std::size_t group_index(const std::vector<std::string>& groups, const std::string& group) {
     return static_cast<std::size_t>(std::find(groups.begin(), groups.end(), group) - groups.begin());
 }
@@ -252,7 +254,7 @@ std::string report_chart_svg(const report_inputs& r, const std::string& chart) {
 
 std::string report_chart_title(const report_inputs& r, const std::string& chart) {
     if (chart == "trend")
-        return r.metric + " per " + r.axis +
+        return r.metric + " per " + axis_unit(r.axis) +
                (r.runs && r.runs->size() > many_runs ? ", median and 10-90% of runs per group" : ", one line per run");
     if (chart == "group_means") return "mean of run means per group with 95% confidence intervals";
     if (chart == "histogram") return r.histogram ? "histogram of delta in " + r.histogram->path : "histogram";

@@ -26,6 +26,10 @@ struct group_band {
 /// The groups in the analysis' order, then any group only a run names.
 std::vector<std::string> report_groups(const report_inputs& r);
 
+/// The axis as a unit: "train/step" of "train/step (slime's train/step)"
+/// (slopes are "per <unit>"; the chart's x axis shows the whole axis name).
+std::string axis_unit(const std::string& axis);
+
 /// Index of a run's group in report_groups.
 std::size_t group_index(const std::vector<std::string>& groups, const std::string& group);
 
