@@ -238,7 +238,15 @@ def check_table(page):
       i.value=''; i.dispatchEvent(new Event('input')); return v;}})()""")
     if not 1 <= n < max(2, t["rows"]):
         fail(f"filtering the runs table by {t['first']!r} leaves {n} rows of {t['rows']}")
-    print(f"runs table: {t['visible']} of {t['rows']} rows shown, filter by {t['first']!r} leaves {n}")
+    # sorting by mean (a numeric column), both ways; "-" cells last
+    order = page.evaluate("""(function(){var t=document.getElementById('table-runs'), th=t.tHead.rows[0].cells, c=-1;
+      for (var k=0;k<th.length;k++) if (th[k].textContent==='mean') c=k;
+      function col(){return [].slice.call(t.tBodies[0].rows).map(function(r){return parseFloat(r.cells[c].textContent);})
+        .filter(function(v){return !isNaN(v);});}
+      th[c].click(); var down=col(); th[c].click(); var up=col(); return {down:down, up:up};})()""")
+    if order["down"] != sorted(order["down"], reverse=True) or order["up"] != sorted(order["up"]):
+        fail("clicking the mean column's header does not sort the runs table")
+    print(f"runs table: {t['visible']} of {t['rows']} rows shown, filter by {t['first']!r} leaves {n}, sorts by mean")
 
 
 def check_shot(page, out):

@@ -22,5 +22,7 @@ if [ "$1" != "$out/runs.csv" ]; then  # the dumps' report: every section, the Do
 else
   /usr/bin/python3 -c 'import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])' "$out/report.html"
 fi
-echo "report: $(stat -c %s "$out/report.html") bytes"
+size=$(stat -c %s "$out/report.html")
+echo "report: $size bytes"
+if [ "$size" -gt 4000000 ]; then echo "report over 4 MB"; exit 1; fi
 /usr/bin/python3 "$here/../browser/check_page.py" "$out/report.html" --shot "$out/shot.png" --max-ms 2000

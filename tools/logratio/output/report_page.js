@@ -57,6 +57,23 @@
     return data;
   }
 
+  /* A value with gaps (or the ends) on both sides draws no line: a dot, so it
+     is seen. undefined (no sample at that step) is skipped over. */
+  function isolated(u, si) {
+    var col = u.data[si], out = [], prev = null;
+    for (var i = 0; i < col.length; i++) {
+      var v = col[i];
+      if (v === undefined) continue;
+      if (v !== null && prev === null) {
+        var j = i + 1;
+        while (j < col.length && col[j] === undefined) j++;
+        if (j >= col.length || col[j] === null) out.push(i);
+      }
+      prev = v;
+    }
+    return out;
+  }
+
   function seriesOpts(lines, state) {
     var many = lines.length > 300;
     var s = [{ label: D.axis, value: function (u, v) { return v === null || v === undefined ? "-" : fmt(v); } }];
@@ -64,7 +81,8 @@
       var band = l.kind === "hi" || l.kind === "lo";
       s.push({
         label: l.label, stroke: colour(l.g), width: l.kind === "mid" ? 2.2 : band ? 0.6 : many ? 0.8 : 1.4,
-        alpha: many ? 0.5 : 1, spanGaps: false, points: { show: false }, show: !state.hidden[l.g],
+        alpha: many ? 0.5 : 1, spanGaps: false, show: !state.hidden[l.g],
+        points: l.kind === "run" ? { show: true, size: 4, space: 0, fill: colour(l.g), filter: isolated } : { show: false },
         value: function (u, v) { return fmt(v); }
       });
     });
