@@ -141,11 +141,12 @@ TEST_CASE("report sections: the order, and the sections other parts add") {
                           "id=\"reconcile\"", "Reconcile says something"}));
     CHECK(in_order(html, {"href=\"#verdict\"", "href=\"#policy\"", "href=\"#reconcile\"", "<main>"}));  // contents
     const std::string md = markdown_report(f.r, "figures");
-    CHECK(in_order(md, {"**async: mismatch grows", f.r.source_line, "## delta\\_abs\\_mean per update", "## Runs",
+    CHECK(in_order(md, {"**async: mismatch grows", f.r.source_line, "## delta_abs_mean per update", "## Runs",
                         "## Policy diagnostics", "## Strata", "## Evidence", "### Numeric mismatch vs policy lag",
                         "## Sources", "## Reconcile"}));
     CHECK(md.find("| a\\|b | 1 |") != std::string::npos);
     CHECK(md.find("| run | value \\| unit |") != std::string::npos);
+    CHECK(markdown_escape("_x_ a_b *c* <d> e|f") == "\\_x\\_ a_b \\*c\\* \\<d\\> e\\|f");
     CHECK(check_tables(md) >= 5);
 }
 
@@ -171,7 +172,7 @@ TEST_CASE("report headline: verdicts, the numeric-vs-lag split, per <axis>") {
         CHECK(x.second.find("</svg>") != std::string::npos);
     }
     const std::string md = markdown_report(f.r, "figs");
-    CHECK(in_order(md, {"![delta\\_abs\\_mean per train/step, one line per run](figs/trend.svg)",
+    CHECK(in_order(md, {"![delta_abs_mean per train/step, one line per run](figs/trend.svg)",
                         "](figs/group_means.svg)"}));
     CHECK(markdown_report(f.r, "").find("](trend.svg)") != std::string::npos);
 }
@@ -242,6 +243,6 @@ TEST_CASE("doctor findings: one line per (check, run), update range and worst va
     const std::string html = html_report(f.r);
     CHECK(in_order(html, {"id=\"evidence\"", "id=\"doctor\"", "<table", "policy_lag", "<ul class=\"lines\">",
                           lines[0], "<details>", "async-0@4  policy_lag warn: lag dominates", "id=\"zero-grad\""}));
-    CHECK(in_order(markdown_report(f.r, "x"), {"### Doctor", "| check |", "- async-0: policy\\_lag warn at updates 4",
+    CHECK(in_order(markdown_report(f.r, "x"), {"### Doctor", "| check |", "- async-0: policy_lag warn at updates 4",
                                                "](x/doctor_position.svg)", "<details>"}));
 }

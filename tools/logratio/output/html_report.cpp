@@ -89,7 +89,7 @@ std::string section_html(const report_inputs& r, const report_section& sec) {
     if (sec.charts_first) s += charts_html(r, sec);
     for (std::size_t k = 0; k < sec.tables.size(); ++k)
         s += table_html(sec.tables[k], "table-" + sec.id + (k ? "-" + std::to_string(k) : ""),
-                        sec.id == "runs" || sec.tables[k].shown || sec.tables[k].rows.size() > 10);
+                        sec.id == "runs" || sec.tables[k].shown || sec.tables[k].rows.size() > 20);
     if (!sec.lines.empty()) {
         s += "<ul class=\"lines\">\n";
         for (const auto& l : sec.lines) s += "<li>" + xml_escape(l) + "</li>\n";

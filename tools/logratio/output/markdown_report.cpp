@@ -1,5 +1,7 @@
 #include "markdown_report.hpp"
 
+#include <cctype>
+
 #include "html_svg.hpp"
 #include "report_sections.hpp"
 #include "report_svg.hpp"
@@ -9,7 +11,16 @@ namespace logratio_cli {
 std::string markdown_escape(const std::string& raw) {
     const std::string s = valid_utf8(raw);
     std::string o;
-    for (char c : s) {
+    auto word = [&](std::size_t i) {
+        return i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || static_cast<unsigned char>(s[i]) >= 0x80);
+    };
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        // GFM: an underscore inside a word (delta_abs_mean) never emphasizes
+        if (c == '_' && i > 0 && word(i - 1) && word(i + 1)) {
+            o += c;
+            continue;
+        }
         switch (c) {
             case '\\': case '`': case '*': case '_': case '<': case '>': case '|':
                 o += '\\';

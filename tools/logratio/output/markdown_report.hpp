@@ -20,8 +20,9 @@ std::string markdown_report(const report_inputs& r, const std::string& figure_di
 /// sections place, in their order.
 std::vector<std::pair<std::string, std::string>> report_figures(const report_inputs& r);
 
-/// Text safe in Markdown: \ ` * _ < > | escaped (numbers and brackets stay
-/// as the model wrote them); newlines as spaces (cells and items stay one line).
+/// Text safe in Markdown: \ ` * < > | and _ but inside a word escaped
+/// (numbers, brackets, delta_abs_mean stay as the model wrote them);
+/// newlines as spaces (cells and items stay one line).
 std::string markdown_escape(const std::string& s);
 
 }  // namespace logratio_cli
