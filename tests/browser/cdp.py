@@ -168,7 +168,7 @@ class Browser:
         args = [self.binary, "--headless", "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
                 "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+                "--disable-extensions", "--hide-scrollbars", "--mute-audio", "--disable-dev-shm-usage",
                 f"--window-size={self.width},{self.height}", "about:blank"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         port_file = os.path.join(self.profile, "DevToolsActivePort")
