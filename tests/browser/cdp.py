@@ -126,9 +126,10 @@ class Page:
                     raise RuntimeError(f"{method}: {msg['error']}")
                 return msg.get("result", {})
 
-    def wait_event(self, method, timeout=10):
+    def wait_event(self, method, timeout=10, since=0):
+        """The first event `method` at or after self.events[since]."""
         end = time.monotonic() + timeout
-        seen = 0
+        seen = since
         while True:
             for e in self.events[seen:]:
                 if e["method"] == method:

@@ -14,7 +14,8 @@ driven over the DevTools protocol by cdp.py), as ctest runs it:
   - clicking a legend entry hides its line; a group button hides the group;
   - dragging zooms, double-clicking resets; the log-scale toggle redraws;
   - the runs table filters and shows at most 50 rows at first;
-  - a screenshot is not blank.
+  - a screenshot is not blank;
+  - with scripts disabled the static charts show (the <noscript> fallback).
 Exit 77 (skipped) when no chromium is installed.
 """
 import argparse, base64, json, os, sys, time
@@ -35,9 +36,9 @@ def load(page, path, max_ms):
         page.call(d + ".enable")
     page.call("Emulation.setDeviceMetricsOverride", width=W, height=H, deviceScaleFactor=1, mobile=False)
     url = "file://" + os.path.abspath(path)
-    t0 = time.monotonic()
+    t0, mark = time.monotonic(), len(page.events)
     page.call("Page.navigate", url=url)
-    page.wait_event("Page.loadEventFired", timeout=30)
+    page.wait_event("Page.loadEventFired", timeout=30, since=mark)
     end = time.monotonic() + 30
     while not page.evaluate("!!(window.logratioReport && window.logratioReport.ready)"):
         if time.monotonic() > end:
@@ -260,6 +261,30 @@ def check_shot(page, out):
     print(f"screenshot {w}x{h}: {frac:.3f} non-white, {colours} colours")
 
 
+def check_noscript(page, url):
+    """Without scripts the page still shows its charts (the static SVG trend)."""
+    page.call("Emulation.setScriptExecutionDisabled", value=True)
+    mark = len(page.events)
+    page.call("Page.navigate", url=url)
+    page.wait_event("Page.loadEventFired", timeout=30, since=mark)
+    # scripts are off: the layout is read through the DOM domain
+    doc = page.call("DOM.getDocument", depth=0)["root"]["nodeId"]
+    found = {}
+    for sel in ("#trend-figure noscript svg", "#trend-figure svg", "#chart-group_means svg"):
+        n = page.call("DOM.querySelector", nodeId=doc, selector=sel)["nodeId"]
+        if n:
+            try:
+                q = page.call("DOM.getBoxModel", nodeId=n)["model"]
+                found[sel] = (q["width"], q["height"])
+            except RuntimeError:
+                found[sel] = None
+    page.call("Emulation.setScriptExecutionDisabled", value=False)
+    trend = found.get("#trend-figure noscript svg") or found.get("#trend-figure svg")
+    if not trend or trend[0] < 300 or not found.get("#chart-group_means svg"):
+        fail(f"without scripts the charts are not shown: {found}")
+    print(f"without scripts: the static trend chart ({trend[0]:.0f}x{trend[1]:.0f}) and the group means show")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
@@ -280,6 +305,7 @@ def main():
         check_many(page, a.max_ms)
         check_table(page)
         check_quiet(page, url)
+        check_noscript(page, url)
     print("ok: " + a.report)
 
 

@@ -133,7 +133,7 @@
       scales: { x: { time: false }, y: state.log ? { distr: 3, log: 10 } : { distr: 1 } },
       axes: [{ label: D.axis, labelSize: 18 }, { label: D.metric, size: 64, labelSize: 18 }],
       series: seriesOpts(lines, state), bands: bandsOpts(lines),
-      legend: { show: few, live: true },
+      legend: { show: few, live: true, markers: { fill: function (u, i) { return colour(R.lines[i - 1].g); } } },
       cursor: { drag: { x: true, y: false }, focus: { prox: few ? 24 : -1 } },
       focus: { alpha: few ? 0.35 : 1 },
       hooks: { setCursor: [showTip] }

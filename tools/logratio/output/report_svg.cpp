@@ -195,7 +195,7 @@ std::string group_column(const frame& fr, const logratio::runs_analysis& a, std:
                         fmt(G.mean_of_means.high) + "]") +
              "</title></circle>\n";
     s += "<text x=\"" + f(fr.px(static_cast<double>(g) + 0.5)) + "\" y=\"" + f(fr.H - fr.B + 18) +
-         "\" text-anchor=\"middle\">" + xml_escape(G.group + " (" + std::to_string(G.runs) + " runs)") + "</text>\n";
+         "\" text-anchor=\"middle\">" + xml_escape(G.group + " (" + std::to_string(G.runs) + (G.runs == 1 ? " run)" : " runs)")) + "</text>\n";
     return s;
 }
 
