@@ -161,6 +161,7 @@ TEST_CASE("report headline: verdicts, the numeric-vs-lag split, per <axis>") {
     CHECK(report_headline(f.r).find("per train/step in 3/3") != std::string::npos);
     const auto ss = report_sections(f.r);
     CHECK(ss[1].title == "delta_abs_mean per train/step, and the groups");
+    CHECK(ss[0].details.at(1).find("mean slope 0.00211 per train/step [") != std::string::npos);
     CHECK(ss[1].tables[0].header[2] == "steps");
     const auto figs = report_figures(f.r);
     REQUIRE(figs.size() == 2);

@@ -93,7 +93,15 @@ report_section verdict_section(const report_inputs& r) {
     s.title = "Verdict";
     s.paragraphs.push_back(report_headline(r));
     if (!r.source_line.empty()) s.paragraphs.push_back(r.source_line);
-    for (const auto& l : r.verdict) s.details.push_back(trim(l));
+    // verdict_lines says "per update"; the report says per its axis
+    for (const auto& l : r.verdict) {
+        std::string t = trim(l);
+        for (std::size_t p = 0; r.axis != "update" && (p = t.find(" per update", p)) != std::string::npos;) {
+            t.replace(p, 11, " per " + unit(r.axis));
+            p += 5;
+        }
+        s.details.push_back(t);
+    }
     for (const auto& l : r.split) s.details.push_back(trim(l));
     s.details_summary = "the verdict in full, as logratio report prints it";
     return s;
