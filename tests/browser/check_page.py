@@ -290,7 +290,10 @@ def main():
     ap.add_argument("report")
     ap.add_argument("--shot", default="")
     ap.add_argument("--max-ms", type=float, default=2000)
+    ap.add_argument("--size", default="1280x800", help="the first screen, WIDTHxHEIGHT")
     a = ap.parse_args()
+    global W, H
+    W, H = (int(v) for v in a.size.split("x"))
     if not cdp.find_chromium():
         print("chromium not installed (bash .ci/deps installs it): skipped")
         sys.exit(77)
