@@ -1,12 +1,15 @@
 // `logratio runs` / `report`: the inputs loaded, analysed once (the
 // evidence), then printed and written.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <logratio/core/error.hpp>
 
 #include "../output/atomic_file.hpp"
+#include "../output/atomic_directory.hpp"
 #include "../output/html_report.hpp"
+#include "../output/markdown_report.hpp"
 #include "../output/runs_output.hpp"
 #include "runs_evidence.hpp"
 #include "reconcile.hpp"
@@ -15,6 +18,8 @@
 #include "runs_steps.hpp"
 
 namespace logratio_cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -32,7 +37,7 @@ std::vector<std::string> verdict_with_source(const runs_args& a, const loaded_ru
 /// The report's model inputs: the dumps' parts (runs_report.cpp), the
 /// verdict with its source line, the analysis sections.
 report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const evidence& e,
-                                 std::optional<dump_histogram>& h) {
+                                 report_storage& h) {
     auto r = report_inputs_of(a, L, e.metrics[0].analysis, h);
     r.verdict = verdict_with_source(a, L, e);
     r.source_line = r.verdict[0];
@@ -50,7 +55,7 @@ int run_runs(const runs_args& a) {
     }
     const auto e = analyze_evidence(a, L);
     if (!a.html.empty()) {
-        std::optional<dump_histogram> h;
+        report_storage h;
         write_atomically(a.html, html_report(full_report_inputs(a, L, e, h)));
     }
     if (a.json) {
@@ -89,12 +94,44 @@ void print_report_lines(const report_inputs& r, const loaded_runs& L) {
 
 }  // namespace
 
+namespace {
+
+/// Where the Markdown's figures go: DIR/figures with --export, else a
+/// directory "<FILE stem>_figures" beside the Markdown file.
+std::string figure_directory(const runs_args& a) {
+    if (!a.export_dir.empty()) return (fs::path(a.export_dir) / "figures").string();
+    fs::path md(a.markdown);
+    return (md.parent_path() / (md.stem().string() + "_figures")).string();
+}
+
+/// A figure directory may be replaced when it holds only SVG files (one we wrote).
+bool only_figures(const std::string& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (!e.is_regular_file() || e.path().extension() != ".svg") return false;
+    return !ec;
+}
+
+/// The figure directory as the Markdown file links it (relative to the file's directory).
+std::string figure_link(const runs_args& a) {
+    std::error_code ec;
+    const auto md_dir = fs::absolute(fs::path(a.markdown), ec).parent_path();
+    const auto rel = fs::relative(fs::absolute(figure_directory(a), ec), md_dir, ec);
+    return ec || rel.empty() ? figure_directory(a) : rel.generic_string();
+}
+
+}  // namespace
+
 int run_report(const runs_args& a) {
     if (!a.export_dir.empty()) check_export_target(a.export_dir);  // before anything is read
+    if (!a.markdown.empty() && a.export_dir.empty()) {
+        const auto problem = directory_target_problem(figure_directory(a), &only_figures);
+        if (!problem.empty()) throw logratio::error("--markdown's figures: " + problem);
+    }
     const auto L = load_runs(a);
     const auto e = analyze_evidence(a, L);
-    std::optional<dump_histogram> h;
-    auto r = full_report_inputs(a, L, e, h);
+    report_storage keep;
+    auto r = full_report_inputs(a, L, e, keep);
     std::optional<reconcile_result> rec;
     if (!a.reconcile.empty()) {
         rec = reconcile_sources(a.inputs, a.reconcile, reconcile_options_of(a));
@@ -105,15 +142,27 @@ int run_report(const runs_args& a) {
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
     atomic_file html(out);
     html.write(html_report(r));
+    std::optional<atomic_file> md;
+    const auto figures = report_figures(r);
+    if (!a.markdown.empty()) {
+        md.emplace(a.markdown);
+        md->write(markdown_report(r, figure_link(a)));
+    }
     if (!a.export_dir.empty()) {
         std::vector<std::pair<std::string, std::string>> extra;
         if (rec) extra.push_back({"reconcile.json", reconcile_json(*rec) + "\n"});
-        write_export(a, L, e, evidence_json_text(a, L, e), {}, extra);
+        write_export(a, L, e, evidence_json_text(a, L, e), figures, extra);
+    } else if (md) {
+        atomic_directory dir(figure_directory(a), &only_figures);
+        for (const auto& [name, svg] : figures) dir.write(name, svg);
+        dir.commit();
     }
     html.commit();
+    if (md) md->commit();
     print_report_lines(r, L);
     if (rec) std::printf("  %s\n", reconcile_summary(*rec).c_str());
     std::printf("report: %s\n", out.c_str());
+    if (md) std::printf("markdown: %s (figures in %s)\n", a.markdown.c_str(), figure_directory(a).c_str());
     if (!a.export_dir.empty()) std::printf("export: %s\n", a.export_dir.c_str());
     return 0;
 }

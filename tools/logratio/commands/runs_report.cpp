@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "../io/dump_histogram.hpp"
-#include "../output/doctor_report.hpp"
 #include "../output/html_report.hpp"
 #include "../output/runs_output.hpp"
 #include "doctor_scan.hpp"
@@ -47,7 +46,8 @@ std::vector<std::string> split_lines(const loaded_runs& L) {
 }
 
 report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an,
-                              std::optional<dump_histogram>& h) {
+                              report_storage& keep) {
+    auto& h = keep.histogram;
     std::string dump = a.dump;
     if (dump.empty() && !L.dumps.empty()) {  // the worst update: largest value of the metric
         double best = -INFINITY;
@@ -68,7 +68,8 @@ report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const l
     r.verdict = verdict_lines(L.metric, an);
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
-    r.doctor_html = doctor_section_html(diagnose_dumps(L.dumps, a.threads));
+    keep.doctor = diagnose_dumps(L.dumps, a.threads);
+    r.doctor = &keep.doctor;
     r.axis = L.axis;
     return r;
 }

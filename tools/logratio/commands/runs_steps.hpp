@@ -13,6 +13,7 @@
 #include "../io/dumps.hpp"
 #include "../io/table.hpp"
 #include "../output/html_report.hpp"
+#include "doctor_scan.hpp"
 #include "runs.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -59,9 +60,13 @@ loaded_runs load_runs(const runs_args& a);
 
 /// What the HTML and Markdown reports are rendered from (the dump with the
 /// largest metric, or --dump, as the histogram; the Doctor section of the
-/// dumps); the pointers in it point into L, an and `histogram` (filled here).
+/// dumps); the pointers in it point into L, an and `keep` (filled here).
+struct report_storage {
+    std::optional<dump_histogram> histogram;
+    std::vector<dump_diagnosis> doctor;
+};
 report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an,
-                              std::optional<dump_histogram>& histogram);
+                              report_storage& keep);
 
 /// Per group, the mean over dumps of |delta| split into numeric mismatch and
 /// policy lag (dumps with old_logprobs only).

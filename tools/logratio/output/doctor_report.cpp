@@ -127,37 +127,123 @@ std::string svg_joint_heatmap(const logratio::doctor::breakdowns& bd) {
 
 }  // namespace
 
-std::string doctor_section_html(const std::vector<dump_diagnosis>& ds) {
-    if (ds.empty()) return "";
-    namespace dr = logratio::doctor;
-    std::string s = "<h2>Doctor</h2>\n<p>" + std::to_string(ds.size()) +
-                    " dump(s) checked by <code>logratio doctor</code> (checks and thresholds: README, Doctor).</p>\n";
-    s += "<table>\n<tr><th class=\"l\">check</th><th>fail</th><th>warn</th><th class=\"l\">runs</th>"
-         "<th class=\"l\">dumps</th></tr>\n";
-    for (const auto& c : summarize_checks(ds))
-        s += "<tr><td class=\"l\">" + xml_escape(c.check) + "</td><td>" + std::to_string(c.fail) + "</td><td>" +
-             std::to_string(c.warn) + "</td><td class=\"l\">" +
-             xml_escape(c.runs.empty() ? "-" : label_list({c.runs.begin(), c.runs.end()})) + "</td><td class=\"l\">" +
-             xml_escape(c.dumps.empty() ? "-" : label_list(c.dumps)) + "</td></tr>\n";
-    s += "</table>\n";
-    std::string lines;
-    std::size_t shown = 0, more = 0;
-    for (const auto& x : ds)
-        for (const auto& f : x.d.findings) {
-            if (f.level == dr::severity::ok) continue;
-            if (shown++ >= 40) {
-                ++more;
-                continue;
-            }
-            lines += x.label + "  " + f.check + " " + dr::severity_name(f.level) + ": " + f.summary + "\n";
+namespace {
+
+/// The value a check's grouped line reports as its worst (largest), and how
+/// it is called; other checks: their first numeric evidence.
+double worst_value(const logratio::doctor::finding& f, std::string& label) {
+    if (f.check == "policy_lag") {
+        label = "|lag|";
+        return f.get("lag_delta_abs_mean");
+    }
+    if (f.check == "numeric") {
+        label = "mean |delta|";
+        return f.get("delta_abs_mean");
+    }
+    for (const auto& e : f.evidence)
+        if (e.text.empty() && std::isfinite(e.value)) {
+            label = e.key;
+            return e.value;
         }
-    if (more) lines += "... " + std::to_string(more) + " more\n";
-    s += lines.empty() ? "<p>No check warns or fails in any dump.</p>\n" : "<pre>" + xml_escape(lines) + "</pre>\n";
-    dr::breakdowns all = ds.front().d.bd;
-    for (std::size_t i = 1; i < ds.size(); ++i) all.merge(ds[i].d.bd);
-    s += "<h3>Where the mismatch lives (all " + std::to_string(ds.size()) + " dumps merged)</h3>\n";
-    s += svg_position_bars(all) + svg_prob_bars(all) + svg_joint_heatmap(all);
+    return NAN;
+}
+
+struct finding_group {
+    std::string check, run, label;
+    double first = INFINITY, last = -INFINITY, worst = NAN;
+    std::size_t warn = 0, fail = 0;
+    bool dated = false;  ///< some dump has an update number
+};
+
+std::string group_line(const finding_group& g) {
+    const std::size_t n = g.warn + g.fail;
+    std::string s = g.run + ": " + g.check + " " + (g.fail && g.warn ? "fail/warn" : g.fail ? "fail" : "warn");
+    if (g.dated)
+        s += g.first == g.last ? " at update " + fmt(g.first, "%g")
+                               : " at updates " + fmt(g.first, "%g") + "\u2013" + fmt(g.last, "%g");
+    s += " (" + std::to_string(n) + (n == 1 ? " dump)" : " dumps)");
+    if (std::isfinite(g.worst)) s += ", worst " + g.label + " " + fmt(g.worst, "%.3g");
     return s;
+}
+
+}  // namespace
+
+std::vector<std::string> grouped_findings(const std::vector<dump_diagnosis>& ds) {
+    namespace dr = logratio::doctor;
+    std::vector<finding_group> gs;
+    for (const auto& x : ds)
+        for (const auto& fd : x.d.findings) {
+            if (fd.level == dr::severity::ok) continue;
+            const std::string run = x.run.empty() ? x.label : x.run;
+            auto it = std::find_if(gs.begin(), gs.end(),
+                                   [&](const finding_group& g) { return g.check == fd.check && g.run == run; });
+            if (it == gs.end()) {
+                gs.push_back({fd.check, run, "", INFINITY, -INFINITY, NAN, 0, 0, false});
+                it = gs.end() - 1;
+            }
+            (fd.level == dr::severity::fail ? it->fail : it->warn)++;
+            if (!x.run.empty()) {  // a dump known by run@update
+                it->dated = true;
+                it->first = std::min(it->first, x.update);
+                it->last = std::max(it->last, x.update);
+            }
+            std::string label;
+            const double v = worst_value(fd, label);
+            if (std::isfinite(v) && !(std::fabs(v) <= std::fabs(it->worst))) {
+                it->worst = v;
+                it->label = label;
+            }
+        }
+    std::vector<std::string> out;
+    for (const auto& g : gs) out.push_back(group_line(g));
+    return out;
+}
+
+report_section doctor_section(const std::vector<dump_diagnosis>& ds) {
+    namespace dr = logratio::doctor;
+    report_section s;
+    s.id = "doctor";
+    s.title = "Doctor";
+    s.level = 3;
+    s.paragraphs.push_back(std::to_string(ds.size()) +
+                           " dump(s) checked by logratio doctor (checks and thresholds: README, Doctor).");
+    report_table t;
+    t.header = {"check", "fail", "warn", "runs", "dumps"};
+    t.numeric = {false, true, true, false, false};
+    for (const auto& c : summarize_checks(ds))
+        t.rows.push_back({c.check, std::to_string(c.fail), std::to_string(c.warn),
+                          c.runs.empty() ? "-" : label_list({c.runs.begin(), c.runs.end()}),
+                          c.dumps.empty() ? "-" : label_list(c.dumps, 3)});
+    s.tables.push_back(std::move(t));
+    const auto lines = grouped_findings(ds);
+    if (lines.empty()) s.lines.push_back("No check warns or fails in any dump.");
+    // one line per (check, run); with thousands of runs, the first 40 and a count
+    for (std::size_t i = 0; i < lines.size() && i < 40; ++i) s.lines.push_back(lines[i]);
+    if (lines.size() > 40) s.lines.push_back("... and " + std::to_string(lines.size() - 40) + " more (check, run) pairs");
+    for (const auto& x : ds)
+        for (const auto& f : x.d.findings)
+            if (f.level != dr::severity::ok && s.details.size() < 2000)
+                s.details.push_back(x.label + "  " + f.check + " " + dr::severity_name(f.level) + ": " + f.summary);
+    if (!s.details.empty()) s.details_summary = "every finding, dump by dump (" + std::to_string(s.details.size()) + ")";
+    if (!ds.empty()) s.charts = {"doctor_position", "doctor_prob", "doctor_joint"};
+    return s;
+}
+
+std::string doctor_chart_svg(const std::vector<dump_diagnosis>& ds, const std::string& chart) {
+    if (ds.empty()) return "<p>No dumps.</p>\n";
+    logratio::doctor::breakdowns all = ds.front().d.bd;
+    for (std::size_t i = 1; i < ds.size(); ++i) all.merge(ds[i].d.bd);
+    if (chart == "doctor_position") return svg_position_bars(all);
+    if (chart == "doctor_prob") return svg_prob_bars(all);
+    if (chart == "doctor_joint") return svg_joint_heatmap(all);
+    return "<p>No chart " + xml_escape(chart) + ".</p>\n";
+}
+
+std::string doctor_chart_title(const std::string& chart) {
+    if (chart == "doctor_position") return "mean |delta| by response position";
+    if (chart == "doctor_prob") return "mean |delta| by rollout probability";
+    if (chart == "doctor_joint") return "density of (p_T, p_E) on a log-odds scale";
+    return chart;
 }
 
 }  // namespace logratio_cli

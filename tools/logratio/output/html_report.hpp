@@ -1,7 +1,10 @@
 #pragma once
-// The self-contained HTML report of `logratio report`: inline SVG only (no
-// scripts, no external fonts or files), written as well-formed XHTML-style
-// markup (every element closed, text escaped) so that an XML parser reads it.
+// The self-contained HTML report of `logratio report`: the section model
+// (report_sections.hpp) as one page with a table of contents, the trend
+// chart drawn by uPlot (inlined with the page's own script: one offline file
+// that requests nothing), the other charts as inline SVG. Well-formed
+// XHTML-style markup (every element closed, text escaped, scripts in CDATA
+// sections, the JSON data without < > &) so that an XML parser reads it.
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@ LOGRATIO_NAMESPACE_END
 namespace logratio_cli {
 
 struct dump_histogram;
+struct dump_diagnosis;
 
 struct report_inputs {
     std::string metric, source;
@@ -26,7 +30,10 @@ struct report_inputs {
     std::vector<std::string> verdict;
     const dump_histogram* histogram = nullptr;
     std::vector<std::string> split;  ///< numeric-vs-lag lines, when the dumps have old_logprobs
-    std::string doctor_html;         ///< the Doctor section (doctor_report.hpp), when the inputs were dumps
+    /// The doctor's findings on the dumps the report read (doctor_scan.hpp's
+    /// diagnose_dumps), or null: the Doctor section of the evidence.
+    const std::vector<dump_diagnosis>* doctor = nullptr;
+    std::string doctor_html;  ///< legacy: pre-rendered Doctor markup, placed as is when `doctor` is null
     /// Which runs count: "10 runs (async 6, sync 4), each with >= 20 updates
     /// carrying <metric>, 240 updates; left out: ..." (the verdict's first line).
     std::string source_line;
@@ -42,8 +49,8 @@ struct report_inputs {
     std::vector<report_section> source_sections;
 };
 
-/// The whole report: verdict, numeric-vs-lag split, Doctor section, per-run
-/// and per-group charts and tables, the histogram, zero gradient norms, notes.
+/// The whole report, in report_sections' order: headline, trend and group
+/// means, runs, analysis sections, evidence, zero gradient norms, notes, sources.
 std::string html_report(const report_inputs& r);
 
 }  // namespace logratio_cli

@@ -1,5 +1,5 @@
 #pragma once
-// The building blocks of the HTML report's inline SVG plots (html_report.cpp,
+// The building blocks of the report's SVG plots (report_svg.cpp,
 // doctor_report.cpp): escaping, number formatting, ticks, a plot frame and
 // its axes. Well-formed XHTML-style markup: every element closed, text escaped.
 #include <cstddef>
