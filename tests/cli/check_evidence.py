@@ -9,7 +9,7 @@ computes its expectation here, from the input table, with numpy/scipy (never
 from logratio's own output), except the export's round trip, whose point is
 that logratio reads back its own numbers to the last digit.
 """
-import csv, hashlib, json, math, os, shutil, subprocess, sys
+import csv, hashlib, json, math, os, re, shutil, subprocess, sys
 
 import numpy as np
 from scipy import stats
@@ -228,6 +228,54 @@ def case_reconcile():
     assert f"{want['agree']} agree exactly, {k} differ" in html
 
 
+def markdown_tables(text):
+    """The GitHub-flavoured tables of a Markdown text: each a list of rows of
+    cells, after checking the header, the separator and the column counts."""
+    tables, cur = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cur.append(line)
+            continue
+        if cur:
+            cells = [re.split(r"(?<!\\)\|", row.strip()[1:-1]) for row in cur]
+            assert len(cells) >= 2 and all(re.fullmatch(r"\s*:?-{3,}:?\s*", c) for c in cells[1]), cur[:2]
+            assert all(len(r) == len(cells[0]) for r in cells), cur
+            tables.append([[c.strip() for c in r] for r in cells[:1] + cells[2:]])
+            cur = []
+    return tables
+
+
+def case_markdown():
+    """report --markdown: the HTML's sections in the same order, tables that
+    parse, figures linked from the export that exist; the per-run policy
+    diagnostics equal numpy's means."""
+    ex = os.path.join(os.path.dirname(os.path.dirname(DATA.rstrip("/"))), "examples", "data", "trackers")
+    export, md, html = (os.path.join(OUT, n) for n in ("export", "evidence.md", "evidence.html"))
+    shutil.rmtree(export, ignore_errors=True)
+    run("report", os.path.join(ex, "tensorboard"), "--group-pattern", "^(a?sync)-", "--metrics", "all",
+        "--grad-norm-column", "actor/grad_norm", "--reconcile", os.path.join(ex, "verl"), "--export", export,
+        "--markdown", md, "--html", html)
+    text = open(md).read()
+    page = open(html).read()
+    md_ids = re.findall(r'<a id="([^"]+)"></a>', text)
+    html_ids = [i for i in re.findall(r'<section[^>]* id="([^"]+)"', page)]
+    assert md_ids and md_ids == html_ids, (md_ids, html_ids)
+    for img in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
+        assert os.path.isfile(os.path.join(OUT, img)), img
+    tables = markdown_tables(text)
+    diag = [t for t in tables if t[0][:3] == ["run", "group", "updates"] and "actor/entropy" in t[0]]
+    assert len(diag) == 1, [t[0] for t in tables]
+    head, rows = diag[0][0], diag[0][1:]
+    col = head.index("actor/entropy")
+    verl = {}
+    for name in os.listdir(os.path.join(ex, "verl")):
+        with open(os.path.join(ex, "verl", name)) as f:
+            verl[name[:-6]] = [json.loads(l)["data"]["actor/entropy"] for l in f]
+    for r in rows:
+        close(float(r[col]), float(f"{np.mean(verl[r[0]]):.4g}"), f"{r[0]} actor/entropy", rel=1e-12)
+    assert "across 1440 overlapping numeric fields, the tracker and the local log agree exactly" in text
+
+
 def case_refusals():
     target = os.path.join(OUT, "not_an_export")
     shutil.rmtree(target, ignore_errors=True)
@@ -248,6 +296,6 @@ def case_refusals():
     assert not [n for n in os.listdir(OUT) if n.startswith(".fresh_export.tmp")]
 
 
-{"metrics": case_metrics, "reconcile": case_reconcile, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
+{"metrics": case_metrics, "reconcile": case_reconcile, "markdown": case_markdown, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
  "refusals": case_refusals}[CASE]()
 print(f"check_evidence {CASE}: ok")
