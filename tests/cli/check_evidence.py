@@ -109,7 +109,7 @@ def case_min_updates():
     first = out.splitlines()[0]
     total = sum(counts[k] for k in kept)
     assert f"{len(kept)} runs, {total} updates" in first, first
-    assert f"each run with >= {n} updates" in first and f"{len(want) - len(kept)} run(s) left out" in first, first
+    assert f"each run with >= {n} updates" in first and f"{len(want) - len(kept)} runs left out" in first, first
     none = run("runs", MIXED, "--min-updates", "1000", ok=False)
     assert none.returncode == 1 and "no run has that many updates" in none.stderr
 
@@ -294,6 +294,16 @@ def case_refusals():
     p = run("report", MIXED, "--export", fresh, "--compare", "x,y", "--html", html, ok=False)
     assert p.returncode == 1 and not os.path.exists(fresh) and not os.path.exists(html)
     assert not [n for n in os.listdir(OUT) if n.startswith(".fresh_export.tmp")]
+    # an --html that is a directory fails before the export is put in place
+    p = run("report", MIXED, "--export", fresh, "--html", OUT, ok=False)
+    assert p.returncode == 1 and "a directory, not a file" in p.stderr and not os.path.exists(fresh), p.stderr
+    # options that would silently empty or wrap the analysis
+    for args, msg in ((["--metrics", "all,kl_k3"], "'all' takes every metric and cannot be combined"),
+                      (["--position", "1"], "--position 1 needs --steps-per-batch P greater than it"),
+                      (["--min-updates", "-1"], "--min-updates: must be a whole number >= 0"),
+                      (["--update-offset", "nan"], "--update-offset: must be finite")):
+        p = run("runs", MIXED, *args, ok=False)
+        assert p.returncode == 1 and p.stdout == "" and msg in p.stderr, (args, p.stderr)
 
 
 {"metrics": case_metrics, "reconcile": case_reconcile, "markdown": case_markdown, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,

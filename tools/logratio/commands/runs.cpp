@@ -1,6 +1,8 @@
 // `logratio runs` and `logratio report`: statistics over runs of panels
 // (dumps, long tables, tracker histories) and the one-screen verdict / HTML
 // report (runs.hpp). This file registers the options.
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -35,7 +37,14 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
     c->add_option("--group-pattern", a.group_pattern,
                   "the group of each run: the first capture group of this regular expression searched in the run "
                   "name, e.g. '^(sync|async)' (default: the directory layout or tracker groups)");
-    c->add_option("--update-offset", a.history.update_offset, "history exports: update = step + OFFSET (default 0)");
+    c->add_option("--update-offset", a.history.update_offset, "history exports: update = step + OFFSET (default 0)")
+        ->check(CLI::Validator(
+            [](std::string& s) {
+                const double v = std::strtod(s.c_str(), nullptr);
+                return std::isfinite(v) && std::fabs(v) <= 9007199254740992.0 ? std::string()
+                                                                             : "must be finite, within +-2^53";
+            },
+            "FINITE"));
     c->add_option("--steps-per-batch", a.history.steps_per_batch,
                   "history exports: optimizer updates per rollout batch; batch = floor(step / P), position = step mod P");
     c->add_option("--position", a.position, "keep only updates at this position inside their rollout batch (0 = first)");
@@ -50,7 +59,13 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
                   "metric with at least 2 points in some run); each gets the per-run and per-group tables")
         ->delimiter(',');
     c->add_option("--min-updates", a.min_updates,
-                  "keep only runs with at least N updates carrying the metric (the rest are left out, and said)");
+                  "keep only runs with at least N updates carrying the metric (the rest are left out, and said)")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                return v.find_first_not_of(" 0123456789") == std::string::npos ? std::string()
+                                                                                : "must be a whole number >= 0";
+            },
+            "N>=0"));
     c->add_option("--by", a.by,
                   "a run attribute (W&B config, MLflow param or tag, TensorBoard hparam, a long table's constant "
                   "column, a dump's __metadata__): the analysis repeated within each of its values");

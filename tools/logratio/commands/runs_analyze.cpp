@@ -7,6 +7,7 @@
 #include <logratio/core/error.hpp>
 
 #include "../output/atomic_file.hpp"
+#include "../io/files_read.hpp"
 #include "../output/atomic_directory.hpp"
 #include "../output/html_report.hpp"
 #include "../output/markdown_report.hpp"
@@ -122,8 +123,18 @@ std::string figure_link(const runs_args& a) {
 
 }  // namespace
 
+/// An output file path that is a directory would fail only at the last
+/// rename, after other outputs were put in place: refused first.
+void check_file_target(const std::string& path, const char* option) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec))
+        throw logratio::error(std::string(option) + " " + path + ": a directory, not a file: nothing was written");
+}
+
 int run_report(const runs_args& a) {
     if (!a.export_dir.empty()) check_export_target(a.export_dir);  // before anything is read
+    check_file_target(a.html.empty() ? std::string("logratio-report.html") : a.html, "--html");
+    if (!a.markdown.empty()) check_file_target(a.markdown, "--markdown");
     if (!a.markdown.empty() && a.export_dir.empty()) {
         const auto problem = directory_target_problem(figure_directory(a), &only_figures);
         if (!problem.empty()) throw logratio::error("--markdown's figures: " + problem);
@@ -133,8 +144,16 @@ int run_report(const runs_args& a) {
     report_storage keep;
     auto r = full_report_inputs(a, L, e, keep);
     std::optional<reconcile_result> rec;
+    std::vector<input_record> reconciled;
     if (!a.reconcile.empty()) {
+        const auto mark = files_read_count();
         rec = reconcile_sources(a.inputs, a.reconcile, reconcile_options_of(a));
+        input_record b;
+        b.input = a.reconcile;
+        b.reader = "reconcile --reconcile (side B)";
+        b.files = files_read_since(mark);
+        b.notes = rec->notes;
+        reconciled.push_back(std::move(b));
         r.source_sections.push_back(reconcile_section(a.reconcile, *rec));
     }
     if (!a.export_dir.empty()) r.source_sections.push_back(export_section(a.export_dir));
@@ -151,7 +170,7 @@ int run_report(const runs_args& a) {
     if (!a.export_dir.empty()) {
         std::vector<std::pair<std::string, std::string>> extra;
         if (rec) extra.push_back({"reconcile.json", reconcile_json(*rec) + "\n"});
-        write_export(a, L, e, evidence_json_text(a, L, e), figures, extra);
+        write_export(a, L, e, evidence_json_text(a, L, e), figures, extra, reconciled);
     } else if (md) {
         atomic_directory dir(figure_directory(a), &only_figures);
         for (const auto& [name, svg] : figures) dir.write(name, svg);
@@ -160,7 +179,10 @@ int run_report(const runs_args& a) {
     html.commit();
     if (md) md->commit();
     print_report_lines(r, L);
-    if (rec) std::printf("  %s\n", reconcile_summary(*rec).c_str());
+    if (rec)
+        std::printf("  %s; on one side only: %zu field(s) and %zu run(s) of the inputs, %zu field(s) and %zu run(s) of %s\n",
+                    reconcile_summary(*rec).c_str(), rec->only_a.size(), rec->runs_only_a.size(), rec->only_b.size(),
+                    rec->runs_only_b.size(), a.reconcile.c_str());
     std::printf("report: %s\n", out.c_str());
     if (md) std::printf("markdown: %s (figures in %s)\n", a.markdown.c_str(), figure_directory(a).c_str());
     if (!a.export_dir.empty()) std::printf("export: %s\n", a.export_dir.c_str());

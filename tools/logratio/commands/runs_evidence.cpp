@@ -125,23 +125,36 @@ evidence analyze_evidence(const runs_args& a, const loaded_runs& L) {
         e.strata = split_by(L.runs, a.by);
         analyze_strata(a, e.metrics[0].analysis, e);
     }
+    for (const auto& n : e.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
     return e;
 }
+
+namespace {
+
+std::string count(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
 
 std::string source_line(const loaded_runs& L, const evidence& e) {
     const auto& an = e.metrics[0].analysis;
     std::size_t updates = 0;
     for (const auto& r : an.runs) updates += r.updates;
-    std::string s = "metric " + L.metric + ": " + std::to_string(an.runs.size()) + " runs, " +
-                    std::to_string(updates) + " updates (";
+    std::string s = "metric " + L.metric + ": " + count(an.runs.size(), "run", "runs") + ", " +
+                    count(updates, "update", "updates") + " (";
     for (std::size_t i = 0; i < an.groups.size(); ++i)
-        s += (i ? "; " : "") + an.groups[i].group + ": " + std::to_string(an.groups[i].runs) + " runs, " +
-             std::to_string(an.groups[i].updates) + " updates";
+        s += (i ? "; " : "") + an.groups[i].group + ": " + count(an.groups[i].runs, "run", "runs") + ", " +
+             count(an.groups[i].updates, "update", "updates");
     s += ")";
     if (L.min_updates) s += ", each run with >= " + std::to_string(L.min_updates) + " updates carrying it";
-    if (!e.by.empty()) s += "; spanning " + std::to_string(e.strata.size()) + " value(s) of " + e.by;
+    if (!e.by.empty()) {
+        const auto lacking = std::count_if(e.strata.begin(), e.strata.end(), [](const stratum& x) { return x.missing_key; });
+        s += "; spanning " + count(e.strata.size() - static_cast<std::size_t>(lacking), "value", "values") + " of " + e.by;
+        if (lacking) s += " (and " + count(e.strata.back().runs.size(), "run", "runs") + " without it)";
+    }
     if (!L.left_out.empty()) {
-        s += "; " + std::to_string(L.left_out.size()) + " run(s) left out (";
+        s += "; " + count(L.left_out.size(), "run", "runs") + " left out (";
         for (std::size_t i = 0; i < L.left_out.size(); ++i) {
             if (i == 5) {
                 s += ", ...";

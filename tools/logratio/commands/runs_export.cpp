@@ -59,6 +59,11 @@ std::string updates_csv(const loaded_runs& L, std::vector<std::string>& metric_n
         zero = zero || !r.zero_grad_norm.empty();
         for (long p : r.position) positions = positions || p != 0;
     }
+    for (const auto& m : metric_names)
+        for (const char* own : {"run", "group", "update", "position", "zero_grad_norm", "batch", "updates"})
+            if (m == own)
+                throw logratio::error("--export: a metric is named '" + m + "', like a column updates.csv or "
+                                      "rollouts.csv has of its own; export the other metrics (--metrics A,B,...)");
     std::string s = "run,group,update";
     if (positions) s += ",position";
     if (zero) s += ",zero_grad_norm";
@@ -238,9 +243,9 @@ std::string relative_to_input(const std::string& file, const std::string& input)
     return ec || r.empty() ? file : r.generic_string();
 }
 
-nlohmann::ordered_json inputs_json(const loaded_runs& L) {
+nlohmann::ordered_json inputs_json(const std::vector<input_record>& inputs) {
     auto arr = nlohmann::ordered_json::array();
-    for (const auto& in : L.inputs) {
+    for (const auto& in : inputs) {
         nlohmann::ordered_json o;
         o["input"] = in.input;
         o["reader"] = in.reader;
@@ -261,7 +266,8 @@ nlohmann::ordered_json inputs_json(const loaded_runs& L) {
 
 void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, const std::string& summary_json,
                   const std::vector<std::pair<std::string, std::string>>& figures,
-                  const std::vector<std::pair<std::string, std::string>>& extra) {
+                  const std::vector<std::pair<std::string, std::string>>& extra,
+                  const std::vector<input_record>& more_inputs) {
     atomic_directory dir(a.export_dir, &replaceable_export);
     std::vector<std::string> metric_names;
     bool positions = false, zero = false;
@@ -287,7 +293,8 @@ void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, c
                        {"updates_csv", {{"position", positions}, {"zero_grad_norm", zero}}}};
     man["left_out"] = nlohmann::ordered_json::array();
     for (const auto& x : L.left_out) man["left_out"].push_back({{"run", x.run}, {"reason", x.reason}});
-    man["inputs"] = inputs_json(L);
+    man["inputs"] = inputs_json(L.inputs);
+    if (!more_inputs.empty()) man["reconciled_with"] = inputs_json(more_inputs);
     man["outputs"] = nlohmann::ordered_json::array();
     for (const auto& [name, bytes] : files) {
         dir.write(name, bytes);

@@ -31,7 +31,8 @@ void check_export_target(const std::string& dir);
 /// `extra` are more (file name, bytes) to freeze (reconcile.json).
 void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, const std::string& summary_json,
                   const std::vector<std::pair<std::string, std::string>>& figures,
-                  const std::vector<std::pair<std::string, std::string>>& extra = {});
+                  const std::vector<std::pair<std::string, std::string>>& extra = {},
+                  const std::vector<input_record>& more_inputs = {});
 
 /// A number as its shortest round-trip text ("nan", "inf", "-inf" when not finite).
 std::string exact_number(double v);

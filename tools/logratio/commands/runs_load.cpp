@@ -146,12 +146,19 @@ void runs_from_history(const runs_args& a, const trackers::history_set& set, con
             L.left_out.push_back({h.name, "no '" + metrics[0] + "'"});
             continue;
         }
+        // every metric on the mismatch metric's step axis: a W&B metric logged
+        // at other events (validation) would otherwise pick no step of its own
+        history_options o = a.history;
         for (std::size_t m = 0; m < metrics.size(); ++m) {
             run_input r;
             if (m == 0 || h.metrics.count(metrics[m])) {
                 std::string step;
-                r = trackers::run_from_history(h, metrics[m], a.history, step);
-                if (m == 0) ++steps_used[step];
+                r = trackers::run_from_history(h, metrics[m], o, step);
+                if (m == 0) {
+                    ++steps_used[step];
+                    if (o.step_column.empty() && trackers::counts_logging_events(h.step_name))
+                        o.step_column = step.substr(0, step.find(" ("));
+                }
             } else {
                 r.series.run = h.name;
                 r.series.group = h.group;
@@ -203,6 +210,11 @@ trackers::key_filter keys_for(const runs_args& a) {
 }
 
 std::vector<read_input_t> read_inputs(const runs_args& a) {
+    if (a.metrics.size() > 1 && std::find(a.metrics.begin(), a.metrics.end(), "all") != a.metrics.end())
+        throw logratio::error("--metrics: 'all' takes every metric and cannot be combined with names");
+    if (a.position && a.history.steps_per_batch <= *a.position)
+        throw logratio::error("--position " + std::to_string(*a.position) + " needs --steps-per-batch P greater than it "
+                              "(position = step mod P; P is " + std::to_string(a.history.steps_per_batch) + ")");
     const auto keys = keys_for(a);
     std::vector<read_input_t> ins;
     for (const auto& in : a.inputs) {
@@ -303,6 +315,25 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
     }
 }
 
+bool has_a_value(const std::vector<run_input>& runs) {
+    for (const auto& r : runs)
+        for (double v : r.series.value)
+            if (!std::isnan(v)) return true;
+    return false;
+}
+
+/// --metrics all: metrics with no value on the runs' step axis (logged at
+/// other events only) are dropped, said in a note.
+void drop_valueless(std::vector<std::string>& metrics, std::vector<std::vector<run_input>>& per_metric,
+                    std::vector<std::string>& notes) {
+    for (std::size_t m = metrics.size(); m-- > 1;)
+        if (!has_a_value(per_metric[m])) {
+            notes.push_back("--metrics all: '" + metrics[m] + "' has no value at the runs' training steps: left out");
+            metrics.erase(metrics.begin() + static_cast<std::ptrdiff_t>(m));
+            per_metric.erase(per_metric.begin() + static_cast<std::ptrdiff_t>(m));
+        }
+}
+
 /// An error when a --metrics name is in no run at all (a typo, not a gap).
 void check_metrics_present(const std::vector<std::string>& metrics,
                            const std::vector<std::vector<run_input>>& per_metric) {
@@ -363,7 +394,7 @@ loaded_runs load_runs(const runs_args& a) {
             ds[i] = panels_of_directory(ins[i].path, a.pattern, logratio::panel_options(), a.threads);
             all_dumps.insert(all_dumps.end(), ds[i].begin(), ds[i].end());
         }
-    const auto metrics = chosen_metrics(a, ins, all_dumps, notes);
+    auto metrics = chosen_metrics(a, ins, all_dumps, notes);
     L.metric = metrics[0];
     if (L.metric.rfind("training/rollout_probs_diff", 0) == 0)
         notes.push_back("'" + L.metric + "' (verl) is a difference of PROBABILITIES |exp(l_T) - exp(l_E)|, not of "
@@ -371,6 +402,7 @@ loaded_runs load_runs(const runs_args& a) {
     std::vector<std::vector<run_input>> per_metric(metrics.size());
     runs_of_inputs(a, ins, ds, metrics, L, per_metric, notes);
     check_unique_runs(per_metric[0]);
+    if (wants_all_metrics(a)) drop_valueless(metrics, per_metric, notes);
     check_metrics_present(metrics, per_metric);
     settle_groups(a, per_metric[0], notes);
     for (std::size_t m = 1; m < metrics.size(); ++m)
@@ -384,6 +416,10 @@ loaded_runs load_runs(const runs_args& a) {
                 keep_position(r, *a.position);
             }
     if (per_metric[0].empty()) throw logratio::error("no runs in the inputs");
+    if (a.position && !std::any_of(per_metric[0].begin(), per_metric[0].end(),
+                                   [](const run_input& r) { return !r.series.update.empty(); }))
+        throw logratio::error("--position " + std::to_string(*a.position) + " keeps no update of any run (position = the "
+                              "logged step mod --steps-per-batch)");
     keep_runs_with_enough_updates(L, per_metric);
     L.runs = std::move(per_metric[0]);
     for (std::size_t m = 1; m < metrics.size(); ++m) L.others.push_back({metrics[m], std::move(per_metric[m])});

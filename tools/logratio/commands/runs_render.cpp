@@ -85,7 +85,7 @@ void print_evidence(const loaded_runs& L, const evidence& e) {
     if (e.by.empty()) return;
     std::printf("\n%s\n", strata_line(e).c_str());
     for (const auto& s : e.strata) {
-        std::printf("\n%s = %s (%zu runs)\n", e.by.c_str(), s.value.c_str(), s.runs.size());
+        std::printf("\n%s = %s (%zu run%s)\n", e.by.c_str(), s.value.c_str(), s.runs.size(), s.runs.size() == 1 ? "" : "s");
         for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis, 0.95, axis_name(L))) std::printf("%s\n", l.c_str());
     }
 }
@@ -98,7 +98,7 @@ void print_attributes(const loaded_runs& L) {
         std::printf("no run attributes in the inputs (%zu runs)\n", L.runs.size());
         return;
     }
-    std::printf("%-32s %9s  %s\n", "attribute", "runs", "values (runs)");
+    std::printf("%-32s %9s  %s\n", "attribute", "runs    ", "values (runs)");
     for (const auto& [k, vs] : values) {
         std::size_t n = 0, shown = 0;
         std::string list;
@@ -107,7 +107,7 @@ void print_attributes(const loaded_runs& L) {
             if (shown++ < 6) list += (list.empty() ? "" : ", ") + v + " (" + std::to_string(c) + ")";
         }
         if (vs.size() > 6) list += ", ... (" + std::to_string(vs.size()) + " values)";
-        std::printf("%-32s %4zu/%-4zu  %s\n", k.c_str(), n, L.runs.size(), list.c_str());
+        std::printf("%-32s %4zu/%-4zu  %s\n", k.c_str(), n, L.runs.size(), list.c_str());  // "runs" = 9 columns
     }
 }
 
