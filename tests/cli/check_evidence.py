@@ -276,6 +276,30 @@ def case_markdown():
     assert "across 1440 overlapping numeric fields, the tracker and the local log agree exactly" in text
 
 
+def case_readme():
+    """The README's worked example, run as written (from OUT, with the
+    bundled data's absolute path): every line of its output block appears."""
+    root = os.path.dirname(os.path.dirname(DATA.rstrip("/")))
+    readme = open(os.path.join(root, "README.md")).read()
+    part = readme[readme.index("### A diagnostic from existing runs"):]
+    commands = re.search(r"```sh\n(.*?)```", part, re.S).group(1).replace("\\\n", " ")
+    expected = re.search(r"```\n(.*?)```", part[part.index("```sh") + 5:], re.S).group(1)
+    shutil.rmtree(os.path.join(OUT, "evidence"), ignore_errors=True)
+    printed = ""
+    for line in commands.splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        args = line.replace("examples/", os.path.join(root, "examples") + "/").replace("'", "").split()
+        assert args[0] == "logratio", line
+        p = subprocess.run([TOOL, *args[1:]], capture_output=True, text=True, cwd=OUT)
+        assert p.returncode == 0, (line, p.stderr)
+        printed += p.stdout
+    for want in expected.splitlines():
+        if want != "...":
+            assert want.replace("examples/", os.path.join(root, "examples") + "/") in printed, want
+
+
 def case_refusals():
     target = os.path.join(OUT, "not_an_export")
     shutil.rmtree(target, ignore_errors=True)
@@ -306,6 +330,6 @@ def case_refusals():
         assert p.returncode == 1 and p.stdout == "" and msg in p.stderr, (args, p.stderr)
 
 
-{"metrics": case_metrics, "reconcile": case_reconcile, "markdown": case_markdown, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
+{"metrics": case_metrics, "reconcile": case_reconcile, "readme": case_readme, "markdown": case_markdown, "min_updates": case_min_updates, "strata": case_strata, "export": case_export,
  "refusals": case_refusals}[CASE]()
 print(f"check_evidence {CASE}: ok")
