@@ -142,6 +142,8 @@ def case_strata():
                             "delta_abs_mean")
         assert s["comparison"] is not None and s["comparison"]["a"] == "sync"
     assert doc["strata_agreement"]["assessed"] == 2
+    listed = json.loads(run("runs", path, "--list-attributes", "--json").stdout)
+    assert listed["attributes"]["runtime_commit"] == {"runs": 10, "values": {"beef42": 5, "c0ffee": 5}}, listed
     listing = run("runs", path, "--list-attributes").stdout
     assert "runtime_commit" in listing and "c0ffee (5)" in listing and "beef42 (5)" in listing, listing
     bad = run("runs", path, "--by", "nope", ok=False)
@@ -194,6 +196,9 @@ def case_export():
         again = json.loads(run("runs", export, "--json", "--metrics", "all").stdout)
         assert strip_notes(original) == strip_notes(again), "the export read back differs from the original analysis"
         check_manifest(export, inputs)
+        if len(inputs) == 1:  # reconcile reads an export too: every field equals its source's
+            rec = run("reconcile", export, inputs[0]).stdout
+            assert " differ\n" in rec and ", 0 differ" in rec.splitlines()[0], rec[:300]
         for name in ("updates.csv", "run_summary.csv", "group_summary.csv", "comparison.csv", "run_attributes.csv"):
             with open(os.path.join(export, name), newline="") as f:
                 table = list(csv.reader(f))

@@ -9,6 +9,7 @@
 #include <logratio/core/error.hpp>
 
 #include "../io/dumps.hpp"
+#include "../io/export_reader.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
 #include "../output/panel_table.hpp"
@@ -92,7 +93,7 @@ std::vector<std::size_t> numeric_columns(side& s, const text_table& t) {
     std::vector<std::string> text;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
         const auto& n = t.columns[c];
-        if (n == "run" || n == "group" || n == "update") continue;
+        if (n == "run" || n == "group" || n == "update" || n.rfind("attr:", 0) == 0) continue;  // attr: a run attribute
         bool numeric = true;
         for (std::size_t i = 0; i < t.row_count() && numeric; ++i)
             numeric = blank(t.cell(i, c)) || cell_number(t.cell(i, c)).has_value();
@@ -149,6 +150,20 @@ void add_dumps(side& s, const std::string& dir, const reconcile_options& o) {
     s.notes.push_back(concat(s.label, ": read ", ds.size(), " dump(s) under ", dir));
 }
 
+/// A logratio export (io/export_reader.hpp): every metric's series at the
+/// updates it was analysed at.
+void add_export(side& s, const std::string& dir) {
+    const auto e = read_export(dir);
+    for (const auto& m : e.metrics)
+        for (const auto& r : m.runs) {
+            if (r.series.update.empty()) continue;
+            side_run& x = run_of(s, r.series.run, dir);
+            for (std::size_t i = 0; i < r.series.update.size(); ++i) x.metrics[m.metric][r.series.update[i]] = r.series.value[i];
+        }
+    s.notes.push_back(concat(s.label, ": read the logratio export ", dir, " (", e.rows, " rows of updates.csv; its steps "
+                             "are the updates it was analysed at)"));
+}
+
 }  // namespace
 
 side read_side(const std::vector<std::string>& inputs, const std::string& format, const reconcile_options& o,
@@ -159,6 +174,10 @@ side read_side(const std::vector<std::string>& inputs, const std::string& format
     for (const auto& in : inputs) {
         if (!given.insert(in).second)
             throw logratio::error(label + ": " + in + " given twice (runs never merge)");
+        if (format == "auto" && is_export_directory(in)) {
+            add_export(s, in);
+            continue;
+        }
         auto d = trackers::read_input(in, format);  // key_filter(): every metric
         if (d.kind == trackers::detected_input::history) add_history(s, d.set);
         else if (d.kind == trackers::detected_input::long_table) add_long_table(s, d.table);

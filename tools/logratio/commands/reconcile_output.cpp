@@ -1,6 +1,7 @@
 // `logratio reconcile`'s output: the text report and the --json document
 // (reconcile.hpp). The JSON is written here by hand -- a handful of flat
 // lists -- so that no command's translation unit parses nlohmann/json.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -93,10 +94,16 @@ std::string reconcile_text(const reconcile_result& r) {
     std::string o = concat(r.overlapping, " overlapping numeric fields: ", r.agree, " ", how, ", ", r.differ.size(),
                            " differ\n");
     if (!r.differ.empty()) o += "differences (run, step, metric: A, B, relative difference):\n";
-    for (const auto& d : r.differ)
+    // the first 1,000 on a terminal-sized listing; --json lists every one
+    const std::size_t shown = std::min<std::size_t>(r.differ.size(), 1000);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const auto& d = r.differ[i];
         o += concat("  '", d.run, "', step ", exact(d.step), ", ", d.metric,
                     d.metric_b != d.metric ? " (B: " + d.metric_b + ")" : "", ": ", exact(d.a), ", ", exact(d.b),
                     ", ", relative_text(d.a, d.b), "\n");
+    }
+    if (shown < r.differ.size())
+        o += concat("  ... and ", r.differ.size() - shown, " more (--json lists every difference)\n");
     o += "only in A: " + one_side(r.only_a, r.steps_only_a) + "\n";
     o += "only in B: " + one_side(r.only_b, r.steps_only_b) + "\n";
     o += "runs only in A: " + run_list(r.runs_only_a) + "\n";

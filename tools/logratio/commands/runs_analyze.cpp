@@ -51,7 +51,7 @@ report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const
 int run_runs(const runs_args& a) {
     const auto L = load_runs(a);
     if (a.list_attributes) {
-        print_attributes(L);
+        print_attributes(L, a.json);
         return 0;
     }
     const auto e = analyze_evidence(a, L);

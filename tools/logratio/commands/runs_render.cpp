@@ -90,10 +90,20 @@ void print_evidence(const loaded_runs& L, const evidence& e) {
     }
 }
 
-void print_attributes(const loaded_runs& L) {
+void print_attributes(const loaded_runs& L, bool json) {
     std::map<std::string, std::map<std::string, std::size_t>> values;
     for (const auto& r : L.runs)
         for (const auto& [k, v] : r.attributes) ++values[k][v];
+    if (json) {
+        nlohmann::ordered_json j{{"runs", L.runs.size()}, {"attributes", nlohmann::ordered_json::object()}};
+        for (const auto& [k, vs] : values) {
+            std::size_t n = 0;
+            for (const auto& kv : vs) n += kv.second;
+            j["attributes"][k] = {{"runs", n}, {"values", vs}};
+        }
+        std::printf("%s\n", j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+        return;
+    }
     if (values.empty()) {
         std::printf("no run attributes in the inputs (%zu runs)\n", L.runs.size());
         return;

@@ -22,8 +22,9 @@ std::string evidence_json_text(const runs_args& a, const loaded_runs& L, const e
 /// The text tables of every metric, the strata line and each stratum's groups.
 void print_evidence(const loaded_runs& L, const evidence& e);
 
-/// `--list-attributes`: each attribute, how many runs have it, its values.
-void print_attributes(const loaded_runs& L);
+/// `--list-attributes`: each attribute, how many runs have it, its values
+/// (with --json: {"runs": N, "attributes": {KEY: {"runs": n, "values": {V: n}}}}).
+void print_attributes(const loaded_runs& L, bool json);
 
 /// The report's sections from the run analysis: policy diagnostics (the
 /// mean of every metric per run), each other metric's group and run tables,
