@@ -11,6 +11,7 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../io/number_text.hpp"
 #include "reconcile_sides.hpp"
 
 namespace logratio_cli {
@@ -176,7 +177,7 @@ reconcile_result reconcile_sources(const std::vector<std::string>& a_inputs, con
 }
 
 std::string reconcile_summary(const reconcile_result& r) {
-    const std::string how = r.rtol > 0 ? "agree within rtol " + reconcile_detail::shortest(r.rtol) : std::string("agree exactly");
+    const std::string how = r.rtol > 0 ? "agree within rtol " + number_text(r.rtol) : std::string("agree exactly");
     const std::string head = concat("across ", r.overlapping, " overlapping numeric fields, the tracker and the local log");
     if (r.differ.empty()) return head + " " + how;
     return concat(head, ": ", r.agree, " ", how, ", ", r.differ.size(), " differ");

@@ -8,6 +8,7 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../io/number_text.hpp"
 #include "reconcile_sides.hpp"
 
 namespace logratio_cli {
@@ -90,7 +91,7 @@ std::string json_strings(const std::vector<std::string>& v) {
 }  // namespace
 
 std::string reconcile_text(const reconcile_result& r) {
-    const std::string how = r.rtol > 0 ? "agree within rtol " + reconcile_detail::shortest(r.rtol) : std::string("agree exactly");
+    const std::string how = r.rtol > 0 ? "agree within rtol " + number_text(r.rtol) : std::string("agree exactly");
     std::string o = concat(r.overlapping, " overlapping numeric fields: ", r.agree, " ", how, ", ", r.differ.size(),
                            " differ\n");
     if (!r.differ.empty()) o += "differences (run, step, metric: A, B, relative difference):\n";
@@ -113,7 +114,7 @@ std::string reconcile_text(const reconcile_result& r) {
 
 std::string reconcile_json(const reconcile_result& r) {
     std::string o = concat("{\n \"overlapping\": ", r.overlapping, ",\n \"agree\": ", r.agree, ",\n \"rtol\": ",
-                           reconcile_detail::shortest(r.rtol), ",\n \"differ\": [");
+                           number_text(r.rtol), ",\n \"differ\": [");
     for (std::size_t i = 0; i < r.differ.size(); ++i) {
         const auto& d = r.differ[i];
         o += concat(i ? ",\n  " : "\n  ", "{\"run\": ", js(d.run), ", \"step\": ", jn(d.step), ", \"metric\": ",

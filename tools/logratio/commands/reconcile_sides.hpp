@@ -30,16 +30,6 @@ inline std::string exact(double v) {
     return b;
 }
 
-/// The shortest %.Ng that reads back as v (an option's value: "1e-09").
-inline std::string shortest(double v) {
-    char b[32];
-    for (int p = 1; p <= 17; ++p) {
-        std::snprintf(b, sizeof b, "%.*g", p, v);
-        if (std::strtod(b, nullptr) == v) break;
-    }
-    return b;
-}
-
 /// The inputs of one side, each read as `logratio runs` reads it (format:
 /// --format-a / --format-b), every metric.
 side read_side(const std::vector<std::string>& inputs, const std::string& format, const reconcile_options& o,

@@ -151,7 +151,7 @@ int run_report(const runs_args& a) {
         input_record b;
         b.input = a.reconcile;
         b.reader = "reconcile --reconcile (side B)";
-        b.files = files_read_since(mark);
+        b.files = files_read_between(mark, files_read_count());
         b.notes = rec->notes;
         reconciled.push_back(std::move(b));
         r.source_sections.push_back(reconcile_section(a.reconcile, *rec));

@@ -1,7 +1,6 @@
 // `logratio report --export DIR` (runs_export.hpp).
 #include "runs_export.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <logratio/core/version.hpp>
 
 #include "../io/export_reader.hpp"
+#include "../io/number_text.hpp"
 #include "../io/sha256.hpp"
 #include "../output/atomic_directory.hpp"
 #include "../output/panel_table.hpp"
@@ -35,19 +35,20 @@ std::vector<const run_input*> series_of_run(const loaded_runs& L, std::size_t i)
 }
 
 /// Run i's updates over all metrics: the mismatch metric's order first (the
-/// order its statistics summed in), then the other metrics' extra updates.
-std::vector<double> update_order(const std::vector<const run_input*>& s) {
+/// order its statistics summed in), then the other metrics' extra updates;
+/// `at[m]` maps an update to its index in series m.
+std::vector<double> update_order(const std::vector<const run_input*>& s, std::vector<std::map<double, std::size_t>>& at) {
     std::vector<double> order;
     std::set<double> seen;
-    for (const auto* r : s) {
-        std::set<double> own;
-        for (double u : r->series.update) {
-            if (!own.insert(u).second)
-                throw logratio::error("--export: run '" + r->series.run + "' has update " + exact_number(u) +
+    at.assign(s.size(), {});
+    for (std::size_t m = 0; m < s.size(); ++m)
+        for (std::size_t k = 0; k < s[m]->series.update.size(); ++k) {
+            const double u = s[m]->series.update[k];
+            if (!at[m].emplace(u, k).second)
+                throw logratio::error("--export: run '" + s[m]->series.run + "' has update " + number_text(u) +
                                       " twice (two dumps or rows of one update): it cannot be one row of updates.csv");
             if (seen.insert(u).second) order.push_back(u);
         }
-    }
     return order;
 }
 
@@ -72,15 +73,17 @@ std::string updates_csv(const loaded_runs& L, std::vector<std::string>& metric_n
     for (std::size_t i = 0; i < L.runs.size(); ++i) {
         const auto series = series_of_run(L, i);
         const std::set<double> zeros(L.runs[i].zero_grad_norm.begin(), L.runs[i].zero_grad_norm.end());
-        for (double u : update_order(series)) {
-            std::string row = csv_cell(L.runs[i].series.run) + "," + csv_cell(L.runs[i].series.group) + "," + exact_number(u);
+        std::vector<std::map<double, std::size_t>> at;
+        for (double u : update_order(series, at)) {
+            std::string row = csv_cell(L.runs[i].series.run) + "," + csv_cell(L.runs[i].series.group) + "," + number_text(u);
             std::string pos, cells;
-            for (const auto* r : series) {
-                const auto it = std::find(r->series.update.begin(), r->series.update.end(), u);
+            for (std::size_t m = 0; m < series.size(); ++m) {
+                const auto* r = series[m];
+                const auto it = at[m].find(u);
                 cells += ",";
-                if (it == r->series.update.end()) continue;
-                const auto k = static_cast<std::size_t>(it - r->series.update.begin());
-                cells += exact_number(r->series.value[k]);
+                if (it == at[m].end()) continue;
+                const std::size_t k = it->second;
+                cells += number_text(r->series.value[k]);
                 if (pos.empty() && k < r->position.size()) pos = std::to_string(r->position[k]);
             }
             if (positions) row += "," + pos;
@@ -118,7 +121,7 @@ std::string rollouts_csv(const runs_args& a, const loaded_runs& L) {
         for (const auto& [b, v] : sums) {
             s += csv_cell(L.runs[i].series.run) + "," + csv_cell(L.runs[i].series.group) + "," + std::to_string(b) +
                  "," + std::to_string(updates[b]);
-            for (const auto& [n, sum] : v) s += "," + (n ? exact_number(sum / static_cast<double>(n)) : std::string());
+            for (const auto& [n, sum] : v) s += "," + (n ? number_text(sum / static_cast<double>(n)) : std::string());
             s += "\n";
         }
     }
@@ -135,7 +138,7 @@ std::string run_summary_csv(const evidence& e) {
             for (double v : {r.summary.mean, r.summary.std, r.summary.median, r.summary.max, r.ols.slope,
                              r.ols.slope_stderr, r.ols.slope_ci_low, r.ols.slope_ci_high, r.ols.pvalue,
                              r.theil_sen.slope, r.theil_sen.low, r.theil_sen.high, r.kendall.tau, r.kendall.pvalue})
-                s += "," + exact_number(v);
+                s += "," + number_text(v);
             s += "\n";
         }
     return s;
@@ -150,7 +153,7 @@ std::string group_summary_csv(const evidence& e) {
                  std::to_string(g.updates);
             for (double v : {g.mean_of_means.mean, g.mean_of_means.low, g.mean_of_means.high, g.mean_slope.mean,
                              g.mean_slope.low, g.mean_slope.high})
-                s += "," + exact_number(v);
+                s += "," + number_text(v);
             s += "," + std::to_string(g.rising) + "," + std::to_string(g.falling) + "\n";
         }
     return s;
@@ -165,7 +168,7 @@ std::string comparison_csv(const evidence& e) {
         s += csv_cell(m.metric) + "," + csv_cell(c.a) + "," + csv_cell(c.b);
         for (double v : {c.means.mean_diff, c.means.ci_low, c.means.ci_high, c.means.t, c.means.df, c.means.pvalue,
                          c.mann_whitney.u, c.mann_whitney.pvalue, c.slopes.t, c.slopes.df, c.slopes.pvalue})
-            s += "," + exact_number(v);
+            s += "," + number_text(v);
         s += "\n";
     }
     return s;
@@ -179,14 +182,6 @@ std::string attributes_csv(const loaded_runs& L) {
 }
 
 }  // namespace
-
-std::string exact_number(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char b[32];
-    const auto r = std::to_chars(b, b + sizeof b, v);
-    return std::string(b, r.ptr);
-}
 
 void check_export_target(const std::string& dir) {
     const auto problem = directory_target_problem(dir, &replaceable_export);
@@ -213,7 +208,7 @@ std::string utc_now() {
     return b;
 }
 
-nlohmann::ordered_json options_json(const runs_args& a, const loaded_runs& L) {
+nlohmann::ordered_json options_json(const runs_args& a) {
     nlohmann::ordered_json o;
     o["inputs"] = a.inputs;
     o["format"] = a.format;
@@ -230,7 +225,6 @@ nlohmann::ordered_json options_json(const runs_args& a, const loaded_runs& L) {
     o["position"] = a.position ? nlohmann::ordered_json(*a.position) : nlohmann::ordered_json(nullptr);
     o["pattern"] = a.pattern;
     o["reconcile"] = a.reconcile;
-    (void)L;
     return o;
 }
 
@@ -287,7 +281,7 @@ void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, c
     man["command"] = command_line();
     std::error_code ec;
     man["cwd"] = fs::current_path(ec).string();
-    man["options"] = options_json(a, L);
+    man["options"] = options_json(a);
     man["analysis"] = {{"metric", L.metric}, {"metrics", metric_names}, {"axis", L.axis},
                        {"compare", L.compare}, {"min_updates", L.min_updates},
                        {"updates_csv", {{"position", positions}, {"zero_grad_norm", zero}}}};

@@ -34,7 +34,4 @@ void write_export(const runs_args& a, const loaded_runs& L, const evidence& e, c
                   const std::vector<std::pair<std::string, std::string>>& extra = {},
                   const std::vector<input_record>& more_inputs = {});
 
-/// A number as its shortest round-trip text ("nan", "inf", "-inf" when not finite).
-std::string exact_number(double v);
-
 }  // namespace logratio_cli

@@ -304,8 +304,7 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
         }
         for (std::size_t m = 1; m < metrics.size(); ++m) got[m] = aligned(got[0], std::move(got[m]));
         rec.runs = got[0].size();
-        rec.files = files_read_since(in.files_mark);
-        rec.files.resize(std::min(rec.files.size(), in.files_end - in.files_mark));
+        rec.files = files_read_between(in.files_mark, in.files_end);
         // dumps are read after every input was detected (in parallel): their files are the dumps
         if (!in.exported && in.d.kind == trackers::detected_input::dumps)
             for (const auto& d : ds[i]) rec.files.push_back(d.path);

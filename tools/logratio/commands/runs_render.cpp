@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../io/number_text.hpp"
 #include "../output/runs_output.hpp"
 #include "reconcile.hpp"
 #include "runs_export.hpp"
@@ -210,8 +211,8 @@ report_section reconcile_section(const std::string& b, const reconcile_result& r
         for (std::size_t i = 0; i < r.differ.size() && i < 200; ++i) {
             const auto& d = r.differ[i];
             const double rel = std::fabs(d.a - d.b) / std::max(std::fabs(d.a), std::fabs(d.b));
-            t.rows.push_back({d.run, exact_number(d.step), d.metric == d.metric_b ? d.metric : d.metric + " = " + d.metric_b,
-                              exact_number(d.a), exact_number(d.b), fmt(rel, "%.3g")});
+            t.rows.push_back({d.run, number_text(d.step), d.metric == d.metric_b ? d.metric : d.metric + " = " + d.metric_b,
+                              number_text(d.a), number_text(d.b), fmt(rel, "%.3g")});
         }
         if (r.differ.size() > 200) t.caption += "; the first 200 of " + std::to_string(r.differ.size());
         s.tables.push_back(std::move(t));

@@ -65,7 +65,6 @@ report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const l
     r.source = source_list(a);
     r.analysis = &an;
     r.runs = &L.runs;
-    r.verdict = verdict_lines(L.metric, an);
     r.histogram = h ? &*h : nullptr;
     r.split = split_lines(L);
     keep.doctor = diagnose_dumps(L.dumps, a.threads);

@@ -33,10 +33,12 @@ std::size_t files_read_count() {
     return r.order.size();
 }
 
-std::vector<std::string> files_read_since(std::size_t from) {
+std::vector<std::string> files_read_between(std::size_t from, std::size_t to) {
     auto& r = files();
     std::lock_guard<std::mutex> lock(r.m);
-    return {r.order.begin() + static_cast<std::ptrdiff_t>(std::min(from, r.order.size())), r.order.end()};
+    to = std::min(to, r.order.size());
+    from = std::min(from, to);
+    return {r.order.begin() + static_cast<std::ptrdiff_t>(from), r.order.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 }  // namespace logratio_cli

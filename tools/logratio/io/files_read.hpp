@@ -16,7 +16,8 @@ void note_file_read(const std::string& path);
 /// How many distinct files have been noted so far.
 std::size_t files_read_count();
 
-/// The files noted after the first `from` (in the order first noted).
-std::vector<std::string> files_read_since(std::size_t from);
+/// The files noted from the `from`-th up to (not including) the `to`-th, in
+/// the order first noted (files_read_count() before and after a read).
+std::vector<std::string> files_read_between(std::size_t from, std::size_t to);
 
 }  // namespace logratio_cli
