@@ -326,6 +326,15 @@ def case_refusals():
     # an --html that is a directory fails before the export is put in place
     p = run("report", MIXED, "--export", fresh, "--html", OUT, ok=False)
     assert p.returncode == 1 and "a directory, not a file" in p.stderr and not os.path.exists(fresh), p.stderr
+    # an export cut short after it was written is refused, never read as fewer rows
+    cut = os.path.join(OUT, "cut_export")
+    shutil.rmtree(cut, ignore_errors=True)
+    run("report", MIXED, "--export", cut, "--html", html)
+    data = open(os.path.join(cut, "updates.csv"), "rb").read()
+    open(os.path.join(cut, "updates.csv"), "wb").write(data[: len(data) // 2])
+    p = run("runs", cut, ok=False)
+    assert p.returncode == 1 and p.stdout == "", p
+    assert "updates.csv: " in p.stderr and "not the one manifest.json records" in p.stderr, p.stderr
     # options that would silently empty or wrap the analysis
     for args, msg in ((["--metrics", "all,kl_k3"], "'all' takes every metric and cannot be combined"),
                       (["--position", "1"], "--position 1 needs --steps-per-batch P greater than it"),

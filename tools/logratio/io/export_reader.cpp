@@ -8,6 +8,8 @@
 
 #include <logratio/core/error.hpp>
 
+#include "sha256.hpp"
+
 namespace logratio_cli {
 
 namespace fs = std::filesystem;
@@ -23,6 +25,24 @@ nlohmann::json read_manifest(const std::string& dir) {
     }
 }
 
+/// One of the export's files, checked against the size and SHA-256 the
+/// manifest recorded for it: a file cut short or edited since is an error,
+/// never a silently different analysis.
+text_table verified_table(const std::string& dir, const std::string& name, const nlohmann::json& man) {
+    const std::string path = (fs::path(dir) / name).string();
+    const std::string text = read_text_file(path);
+    for (const auto& o : man.value("outputs", nlohmann::json::array()))
+        if (o.value("path", std::string()) == name) {
+            const auto bytes = o.value("bytes", std::size_t{0});
+            if (text.size() != bytes || sha256_hex(text) != o.value("sha256", std::string()))
+                throw logratio::format_error(path + ": " + std::to_string(text.size()) + " bytes whose SHA-256 is not "
+                                             "the one manifest.json records (" + std::to_string(bytes) + " bytes): the "
+                                             "export was cut short or changed after it was written");
+            return parse_csv(text, path);
+        }
+    throw logratio::format_error(dir + "/" + export_manifest_name() + ": lists no output '" + name + "'");
+}
+
 std::size_t column_of(const text_table& t, const std::string& name) {
     const auto c = t.column(name);
     if (!c) throw logratio::format_error(t.path + ": no column '" + name + "' (columns: " + t.column_list() + ")");
@@ -30,10 +50,10 @@ std::size_t column_of(const text_table& t, const std::string& name) {
 }
 
 /// run_attributes.csv (run, key, value) into each run's attributes.
-void read_attributes(const std::string& dir, std::map<std::string, std::map<std::string, std::string>>& out) {
-    const std::string path = (fs::path(dir) / "run_attributes.csv").string();
-    if (!fs::exists(path)) return;
-    const auto t = read_table(path);
+void read_attributes(const std::string& dir, const nlohmann::json& man,
+                     std::map<std::string, std::map<std::string, std::string>>& out) {
+    if (!fs::exists(fs::path(dir) / "run_attributes.csv")) return;
+    const auto t = verified_table(dir, "run_attributes.csv", man);
     const auto rc = column_of(t, "run"), kc = column_of(t, "key"), vc = column_of(t, "value");
     for (std::size_t i = 0; i < t.row_count(); ++i)
         out[std::string(t.cell(i, rc))][std::string(t.cell(i, kc))] = std::string(t.cell(i, vc));
@@ -55,12 +75,12 @@ run_input& run_of(exported_metric& m, std::map<std::string, std::size_t>& at, co
 /// The series of every metric column, the position and zero-gradient
 /// columns, from updates.csv.
 void read_updates(const std::string& dir, const nlohmann::json& man, export_data& e) {
-    const auto t = read_table((fs::path(dir) / "updates.csv").string());
+    const auto t = verified_table(dir, "updates.csv", man);
     e.rows = t.row_count();
     const auto rc = column_of(t, "run"), gc = column_of(t, "group"), uc = column_of(t, "update");
     const auto pc = t.column("position"), zc = t.column("zero_grad_norm");
     std::map<std::string, std::map<std::string, std::string>> attrs;
-    read_attributes(dir, attrs);
+    read_attributes(dir, man, attrs);
     for (const auto& name : man.at("analysis").at("metrics")) {
         exported_metric m;
         m.metric = name.get<std::string>();
