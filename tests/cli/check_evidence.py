@@ -146,6 +146,21 @@ def case_strata():
     assert listed["attributes"]["runtime_commit"] == {"runs": 10, "values": {"beef42": 5, "c0ffee": 5}}, listed
     listing = run("runs", path, "--list-attributes").stdout
     assert "runtime_commit" in listing and "c0ffee (5)" in listing and "beef42 (5)" in listing, listing
+    # a store without any documented mismatch metric still lists its runs' attributes
+    store = os.path.join(OUT, "mlruns")
+    shutil.rmtree(store, ignore_errors=True)
+    os.makedirs(os.path.join(store, "1"))
+    open(os.path.join(store, "1", "meta.yaml"), "w").write("experiment_id: '1'\nname: e\nlifecycle_stage: active\n")
+    for i, lr in enumerate(["0.1", "0.01", "0.01"]):
+        rid = f"{i:02d}" + "a" * 30
+        d = os.path.join(store, "1", rid)
+        os.makedirs(os.path.join(d, "metrics"))
+        os.makedirs(os.path.join(d, "params"))
+        open(os.path.join(d, "meta.yaml"), "w").write(f"run_id: {rid}\nrun_name: r{i}\nexperiment_id: '1'\nstatus: 3\n")
+        open(os.path.join(d, "params", "lr"), "w").write(lr)
+        open(os.path.join(d, "metrics", "accuracy"), "w").write("1700000000000 0.9 0\n1700000001000 0.95 1\n")
+    listing = run("runs", store, "--list-attributes").stdout
+    assert re.search(r"^lr +3/3 +0\.01 \(2\), 0\.1 \(1\)$", listing, re.M), listing
     bad = run("runs", path, "--by", "nope", ok=False)
     assert bad.returncode == 1 and bad.stdout == ""
     assert "--by 'nope': no run has this attribute (attributes: runtime_commit" in bad.stderr, bad.stderr

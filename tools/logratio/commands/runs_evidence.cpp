@@ -190,7 +190,9 @@ std::string strata_line(const evidence& e) {
     if (e.by.empty()) return "";
     const std::string n = std::to_string(e.strata.size());
     const auto& c = e.metrics[0].analysis.comparison;
-    if (!c) return "by " + e.by + ": " + n + " strata; no two-group comparison to hold in them";
+    if (!c)
+        return "by " + e.by + ": " + n + (e.strata.size() == 1 ? " stratum" : " strata") +
+               "; no two-group comparison to hold in them";
     const auto& g = e.agreement;
     if (g.assessed == 0)
         return "by " + e.by + ": none of the " + n + " strata holds both " + c->a + " and " + c->b +

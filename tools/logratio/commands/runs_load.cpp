@@ -202,7 +202,7 @@ void settle_groups(const runs_args& a, std::vector<run_input>& runs, std::vector
 /// The keys a history reader keeps: everything for --metrics all (and for
 /// --list-attributes, which may be asked of any run), else the metrics named.
 trackers::key_filter keys_for(const runs_args& a) {
-    if (wants_all_metrics(a)) return trackers::key_filter();
+    if (wants_all_metrics(a) || a.list_attributes) return trackers::key_filter();
     auto keys = trackers::keys_to_read(a.metric, a.history.step_column, a.history.grad_norm_column);
     std::vector<std::string> k = keys.wanted();
     k.insert(k.end(), a.metrics.begin(), a.metrics.end());
@@ -247,6 +247,28 @@ std::string table_metric(const std::vector<read_input_t>& ins, std::vector<std::
     return spec;
 }
 
+/// --list-attributes without --metric on histories that log no documented
+/// mismatch metric: the metric most runs logged, so that the listing covers
+/// them (the attributes do not depend on it).
+std::string most_logged_metric(const std::vector<const trackers::history_set*>& sets) {
+    std::map<std::string, std::size_t> runs;
+    for (const auto* s : sets)
+        for (const auto& r : s->runs)
+            for (const auto& kv : r.metrics) ++runs[kv.first];
+    std::string best;
+    for (const auto& [k, n] : runs)
+        if (best.empty() || n > runs[best]) best = k;
+    return best;
+}
+
+bool logs_a_mismatch_metric(const std::vector<const trackers::history_set*>& sets) {
+    for (const auto& m : trackers::mismatch_metrics())
+        for (const auto* s : sets)
+            for (const auto& r : s->runs)
+                if (r.metrics.count(m.name)) return true;
+    return false;
+}
+
 /// The mismatch metric first, then --metrics (deduplicated, in order).
 std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<read_input_t>& ins,
                                         const std::vector<dump_panel>& dumps, std::vector<std::string>& notes) {
@@ -255,9 +277,11 @@ std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<re
     for (const auto& d : ins)
         if (d.exported) exported_metric = d.exported->metric;
         else if (d.d.kind == trackers::detected_input::history) sets.push_back(&d.d.set);
+    const bool any = a.list_attributes && !sets.empty() && !logs_a_mismatch_metric(sets);
     std::vector<std::string> m{!a.metric.empty()          ? a.metric
                                : !exported_metric.empty() ? exported_metric
                                : sets.empty()             ? table_metric(ins, notes)
+                               : any                      ? most_logged_metric(sets)
                                                           : trackers::choose_metric(sets, "", notes)};
     const auto more = wants_all_metrics(a) ? all_metric_names(ins, a, dumps) : a.metrics;
     for (const auto& x : more)

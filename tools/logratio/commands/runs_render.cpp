@@ -115,7 +115,9 @@ void print_attributes(const loaded_runs& L, bool json) {
         std::string list;
         for (const auto& [v, c] : vs) {
             n += c;
-            if (shown++ < 6) list += (list.empty() ? "" : ", ") + v + " (" + std::to_string(c) + ")";
+            // a value is shown up to 60 bytes (W&B and MLflow store whole JSON documents as values)
+            const std::string shown_value = v.size() > 60 ? v.substr(0, 57) + "..." : v;
+            if (shown++ < 6) list += (list.empty() ? "" : ", ") + shown_value + " (" + std::to_string(c) + ")";
         }
         if (vs.size() > 6) list += ", ... (" + std::to_string(vs.size()) + " values)";
         std::printf("%-32s %4zu/%-4zu  %s\n", k.c_str(), n, L.runs.size(), list.c_str());  // "runs" = 9 columns
