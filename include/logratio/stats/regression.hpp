@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include <boost/math/distributions/normal.hpp>
 
 #include "../core/error.hpp"
 #include "descriptive.hpp"
+#include "slope_selection.hpp"
 #include "student_t.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -89,66 +91,105 @@ inline double tie_sum(const std::vector<std::size_t>& t) {
     }
     return s;
 }
+
+/// The ranks (0-based, in the sorted list of the m pairwise slopes) that
+/// scipy.stats.theilslopes reads: the median's one or two, and Sen's
+/// interval's [lo, hi] from the normal approximation to Kendall's S with
+/// Sen's tie correction (m where scipy's numpy indexing finds no interval).
+struct theil_sen_ranks {
+    std::uint64_t median_lo = 0, median_hi = 0, lo = 0, hi = 0;
+};
+
+inline theil_sen_ranks theil_sen_ranks_of(std::uint64_t m, const double* x, const double* y, std::size_t n,
+                                          double confidence) {
+    theil_sen_ranks r;
+    r.median_lo = m / 2 - (m % 2 == 0);
+    r.median_hi = m / 2;
+    double alpha = confidence;
+    if (alpha > 0.5) alpha = 1.0 - alpha;
+    const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2.0);
+    const double dn = static_cast<double>(n);
+    const double sigsq = 1.0 / 18.0 *
+                         (dn * (dn - 1.0) * (2.0 * dn + 5.0) - tie_sum(tie_groups(x, n)) - tie_sum(tie_groups(y, n)));
+    // numpy indexing of the sorted slopes: negative indices count from the
+    // end; out of range -> no interval
+    const auto index = [&](long long k) {
+        if (k < 0) k += static_cast<long long>(m);
+        return (k < 0 || k >= static_cast<long long>(m)) ? m : static_cast<std::uint64_t>(k);
+    };
+    r.lo = r.hi = m;
+    if (sigsq >= 0) {
+        const double sigma = std::sqrt(sigsq), nt = static_cast<double>(m);
+        r.hi = index(std::min(round_half_even((nt - z * sigma) / 2.0), static_cast<long long>(m) - 1));
+        r.lo = index(std::max(round_half_even((nt + z * sigma) / 2.0) - 1, 0LL));
+    }
+    return r;
+}
+
+/// The fit from the slopes at the ranks of theil_sen_ranks_of.
+inline theil_sen_fit theil_sen_from(std::uint64_t m, const theil_sen_ranks& r, double s_median_lo, double s_median_hi,
+                                    double s_lo, double s_hi, const double* x, const double* y, std::size_t n) {
+    theil_sen_fit f;
+    f.slope = m % 2 ? s_median_hi : (s_median_lo + s_median_hi) / 2.0;
+    f.intercept = median(y, n) - f.slope * median(x, n);
+    if (r.lo == m || r.hi == m || std::isnan(s_lo) || std::isnan(s_hi)) return f;
+    f.low = s_lo;
+    f.high = s_hi;
+    return f;
+}
+
 /// Puts the k-th smallest value of `v` at v[k] for every k in `ranks`
 /// (indices >= v.size() are ignored), as a sort would, in O(size) per rank:
 /// each selection works on the part above the previous rank.
-inline void select_order_statistics(std::vector<double>& v, std::vector<std::size_t> ranks) {
+inline void select_order_statistics(std::vector<double>& v, std::vector<std::uint64_t> ranks) {
     std::sort(ranks.begin(), ranks.end());
     std::size_t from = 0;
-    for (const std::size_t k : ranks) {
+    for (const std::uint64_t k : ranks) {
         if (k >= v.size() || k < from) continue;  // out of range, or already placed
         std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(k),
                          v.end());
-        from = k + 1;
+        from = static_cast<std::size_t>(k) + 1;
     }
 }
 }  // namespace detail
 
-/// scipy.stats.theilslopes(y, x, alpha=confidence): slopes over the pairs
-/// with x_j > x_i; intercept median(y) - slope·median(x); interval from the
-/// normal approximation to Kendall's S with Sen's tie correction. O(n²)
-/// memory and time (runs have at most thousands of updates). Throws when all
-/// x are equal.
-inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
+/// scipy.stats.theilslopes(y, x, alpha=confidence), the O(n²) definition:
+/// every slope over the pairs with x_j > x_i formed, the ranks selected.
+/// The reference of theil_sen (tests); O(n²) memory.
+inline theil_sen_fit theil_sen_reference(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
     std::vector<double> s;
     s.reserve(n * (n - (n > 0)) / 2);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j)
             if (x[i] - x[j] > 0) s.push_back((y[i] - y[j]) / (x[i] - x[j]));
     if (s.empty()) throw shape_error("theil_sen: needs two distinct x values");
-    theil_sen_fit f;
-    const std::size_t m = s.size();
-    double alpha = confidence;
-    if (alpha > 0.5) alpha = 1.0 - alpha;
-    const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2.0);
-    const double dn = static_cast<double>(n);
-    const double sigsq = 1.0 / 18.0 *
-                         (dn * (dn - 1.0) * (2.0 * dn + 5.0) - detail::tie_sum(tie_groups(x, n)) -
-                          detail::tie_sum(tie_groups(y, n)));
-    // numpy indexing of the sorted slopes: negative indices count from the
-    // end; out of range -> no interval
-    const auto index = [&](long long k) {
-        if (k < 0) k += static_cast<long long>(m);
-        return (k < 0 || k >= static_cast<long long>(m)) ? m : static_cast<std::size_t>(k);
-    };
-    std::size_t lo_at = m, hi_at = m;
-    if (sigsq >= 0) {
-        const double sigma = std::sqrt(sigsq), nt = static_cast<double>(m);
-        hi_at = index(std::min(detail::round_half_even((nt - z * sigma) / 2.0), static_cast<long long>(m) - 1));
-        lo_at = index(std::max(detail::round_half_even((nt + z * sigma) / 2.0) - 1, 0LL));
+    const std::uint64_t m = s.size();
+    const auto r = detail::theil_sen_ranks_of(m, x, y, n, confidence);
+    detail::select_order_statistics(s, {r.median_lo, r.median_hi, r.lo, r.hi});
+    const auto at = [&](std::uint64_t k) { return k < m ? s[static_cast<std::size_t>(k)] : nan; };
+    return detail::theil_sen_from(m, r, at(r.median_lo), at(r.median_hi), at(r.lo), at(r.hi), x, y, n);
+}
+
+/// scipy.stats.theilslopes(y, x, alpha=confidence): slopes over the pairs
+/// with x_j > x_i; intercept median(y) - slope·median(x); interval from the
+/// normal approximation to Kendall's S with Sen's tie correction. The order
+/// statistics of the n²/2 slopes come from the randomized slope selection
+/// (slope_selection.hpp) in O(n log n) expected time and O(n) memory, and
+/// are bitwise the slopes theil_sen_reference selects. Throws when all x
+/// are equal.
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
+    const auto d = detail::slope_data_of(x, y, n);
+    const std::uint64_t m = d.pairs;
+    if (m == 0) throw shape_error("theil_sen: needs two distinct x values");
+    const auto r = detail::theil_sen_ranks_of(m, x, y, n, confidence);
+    std::vector<std::uint64_t> ranks = {r.median_lo, r.median_hi};
+    if (r.lo < m && r.hi < m) {
+        ranks.push_back(r.lo);
+        ranks.push_back(r.hi);
     }
-    // Only these order statistics are needed: selecting them is O(m) each
-    // where sorting the m ~ n²/2 slopes was O(m log m); the values are the
-    // same (an order statistic does not depend on how it is found).
-    detail::select_order_statistics(s, {m / 2 - (m % 2 == 0), m / 2, lo_at, hi_at});
-    f.slope = m % 2 ? s[m / 2] : (s[m / 2 - 1] + s[m / 2]) / 2.0;
-    f.intercept = median(y, n) - f.slope * median(x, n);
-    if (lo_at == m || hi_at == m) return f;
-    const double lo = s[lo_at], hi = s[hi_at];
-    if (std::isnan(lo) || std::isnan(hi)) return f;
-    f.low = lo;
-    f.high = hi;
-    return f;
+    const auto v = detail::slopes_at_ranks(d, ranks);
+    const double lo = v.size() > 2 ? v[2] : nan, hi = v.size() > 2 ? v[3] : nan;
+    return detail::theil_sen_from(m, r, v[0], v[1], lo, hi, x, y, n);
 }
 
 }  // namespace stats

@@ -1,0 +1,95 @@
+#pragma once
+// Pair counts of Kendall's tau over n points in O(n log n) (Knight 1966),
+// with the O(n²) count they are tested against. Used by kendall_tau
+// (rank_tests.hpp) and by the slope selection (slope_selection.hpp: the
+// pairs of negative and of zero slope are exactly these counts).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "../core/version.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace stats {
+namespace detail {
+
+/// The pair counts Kendall's tau-b needs.
+struct kendall_counts {
+    std::uint64_t dis = 0;   ///< discordant pairs (x and y in opposite strict order)
+    std::int64_t s = 0;      ///< concordant - discordant
+};
+
+/// O(n²) pair count: the reference of kendall_counts_of (tests).
+inline kendall_counts kendall_counts_reference(const double* x, const double* y, std::size_t n) {
+    kendall_counts c;
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = i + 1; j < n; ++j) {
+            const int sx = (x[i] < x[j]) - (x[i] > x[j]), sy = (y[i] < y[j]) - (y[i] > y[j]);
+            c.s += sx * sy;
+            c.dis += (sx * sy < 0);
+        }
+    return c;
+}
+
+/// Knight's (1966) O(n log n) count ("A computer method for calculating
+/// Kendall's tau with ungrouped data", JASA 61): sort by (x, y); the pairs
+/// tied in x, and in x and y together, are runs of that order; a merge sort
+/// of the y's counts the exchanges, i.e. the pairs in strictly opposite
+/// order (within an x tie the y's are sorted, so no exchange); the sorted
+/// y's give the pairs tied in y. Then concordant - discordant =
+/// all - tied x - tied y + tied both - 2·discordant.
+inline kendall_counts kendall_counts_of(const double* x, const double* y, std::size_t n) {
+    std::vector<std::uint32_t> idx(n);
+    for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
+    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
+    });
+    auto tied_pairs = [](std::size_t i, std::size_t j) {
+        const std::uint64_t k = j - i;
+        return k * (k - 1) / 2;
+    };
+    std::vector<double> a(n), b(n);
+    std::uint64_t xtie = 0, both = 0;
+    for (std::size_t i = 0, j = 0; i < n; i = j) {
+        for (j = i + 1; j < n && x[idx[j]] == x[idx[i]]; ++j) {}
+        xtie += tied_pairs(i, j);
+        for (std::size_t p = i, q = i; p < j; p = q) {
+            for (q = p + 1; q < j && y[idx[q]] == y[idx[p]]; ++q) {}
+            both += tied_pairs(p, q);
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) a[i] = y[idx[i]];
+    std::uint64_t dis = 0;  // exchanges of a bottom-up merge sort (ties keep their order)
+    for (std::size_t width = 1; width < n; width *= 2) {
+        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
+            const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+            std::size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                if (a[j] < a[i]) {
+                    dis += mid - i;
+                    b[o++] = a[j++];
+                } else {
+                    b[o++] = a[i++];
+                }
+            }
+            while (i < mid) b[o++] = a[i++];
+            while (j < hi) b[o++] = a[j++];
+        }
+        std::swap(a, b);
+    }
+    std::uint64_t ytie = 0;
+    for (std::size_t i = 0, j = 0; i < n; i = j) {
+        for (j = i + 1; j < n && a[j] == a[i]; ++j) {}
+        ytie += tied_pairs(i, j);
+    }
+    const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - (n > 0)) / 2;
+    kendall_counts c;
+    c.dis = dis;
+    c.s = static_cast<std::int64_t>(tot - xtie - ytie + both) - 2 * static_cast<std::int64_t>(dis);
+    return c;
+}
+
+}  // namespace detail
+}  // namespace stats
+LOGRATIO_NAMESPACE_END

@@ -1,0 +1,342 @@
+#pragma once
+// Order statistics of the pairwise slopes (y_j - y_i) / (x_j - x_i), x_i < x_j,
+// without forming the n²/2 slopes: the Theil-Sen median and Sen's interval
+// (regression.hpp) in O(n log n) expected time and O(n) memory.
+//
+// The algorithm is the randomized slope selection of Matoušek (1991),
+// "Randomized optimal algorithm for slope selection", Inform. Process. Lett.
+// 39(4), in the form of Dillencourt, Mount & Netanyahu (1992), "A randomized
+// algorithm for slope selection", Int. J. Comput. Geom. Appl. 2(1):
+//  - For a threshold t, the points ordered by the key y - t·x (ties by x)
+//    put the point of larger x first exactly for the pairs whose slope is
+//    below t. So with a second threshold b >= a, the pairs whose slope lies
+//    in [a, b] are the inversions of the b-order inside the a-order, and the
+//    pairs below a the inversions of x inside the a-order: counted with a
+//    Fenwick tree in O(n log n), enumerated by a merge sort in
+//    O(n log n + pairs), and sampled uniformly (a random inversion: its
+//    later element by the prefix sums of the per-element counts, its
+//    earlier one by a Fenwick search) in O((n + m) log n).
+//  - Start with the band of all pairs. While the band holds more than
+//    L = O(n) pairs: draw m = O(n) random pairs of the band, take the sample
+//    slopes c·sqrt(m) ranks below and above where the wanted rank falls, and
+//    make them the new band. A band of B pairs shrinks to O(B / sqrt(m)) with
+//    high probability, so after O(1) rounds (two for n up to 10^5) it holds
+//    O(n) pairs; those are enumerated and the wanted ranks picked from them.
+//    A band that missed a rank (probability falls as exp(-c²/2)) is retried
+//    with a wider margin; the answer is always checked, never assumed.
+//
+// Bitwise the slopes of the O(n²) definition (theil_sen_reference): the
+// orders use exact keys (exact_keys.hpp), i.e. exact slopes q, while the
+// result must be a computed slope s = fl(fl(dy) / fl(dx)), |s - q| <= 3.01u|q|
+// (u = 2^-53, three roundings, no underflow: the data's range is checked).
+// A band of computed slopes [lo, hi] is therefore counted and enumerated as
+// the exact band [a, b] widened by 2^-50 relative, which holds every pair
+// whose s is in [lo, hi]; the pairs below a all have s < lo. The k-th slope
+// is the (k - below)-th computed slope of the enumerated band whenever that
+// value lies in [lo, hi] (checked). Signs are exact (fl keeps the sign of
+// dy), so the slopes equal to 0 -- every pair tied in y -- are counted
+// exactly at t = 0 and never enumerated.
+//
+// Worst case: a band that cannot shrink because O(n²) computed slopes lie
+// within a few ulps of the answer (exactly linear data, y = c·x with c != 0)
+// is enumerated in O(n log n + pairs) time into a histogram of its few
+// distinct values, still O(n) memory.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "exact_keys.hpp"
+#include "pair_counts.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace stats {
+namespace detail {
+
+/// The points, distinct, ordered by (x, y), each with its multiplicity.
+struct slope_data {
+    std::vector<double> x, y;
+    std::vector<std::uint64_t> w;      ///< copies of each point
+    std::vector<std::uint32_t> xrank;  ///< dense rank of x
+    std::uint64_t pairs = 0;           ///< pairs with different x: the slopes
+    std::uint64_t negative = 0;        ///< slopes < 0 (pairs in opposite strict order)
+    std::uint64_t nonpositive = 0;     ///< slopes <= 0 (and the pairs tied in y)
+    bool exact_range = true;           ///< values in the range where the keys are exact
+};
+
+inline slope_data slope_data_of(const double* x, const double* y, std::size_t n) {
+    std::vector<std::uint32_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0u);
+    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
+    });
+    slope_data d;
+    // nonzero magnitudes in [2^-200, 2^200] keep every slope, threshold and
+    // key product in the normal range (exact_keys.hpp's condition)
+    auto in_range = [](double v) {
+        const double a = std::fabs(v);
+        return v == 0.0 || (a >= 0x1p-200 && a <= 0x1p200);
+    };
+    std::uint64_t before_group = 0, in_group = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const double xi = x[idx[k]], yi = y[idx[k]];
+        d.exact_range = d.exact_range && in_range(xi) && in_range(yi);
+        if (!d.x.empty() && d.x.back() == xi && d.y.back() == yi) {
+            ++d.w.back();
+        } else {
+            const bool new_x = d.x.empty() || d.x.back() != xi;
+            d.xrank.push_back(d.x.empty() ? 0 : d.xrank.back() + new_x);
+            d.x.push_back(xi);
+            d.y.push_back(yi);
+            d.w.push_back(1);
+            if (new_x) {
+                before_group += in_group;
+                in_group = 0;
+            }
+        }
+        d.pairs += before_group;  // this copy pairs with every point of smaller x
+        ++in_group;
+    }
+    // the sign of a computed slope is the sign of fl(dy), i.e. of dy: the
+    // slopes below 0 are the discordant pairs, those at 0 the pairs tied in y
+    // (x different): concordant + discordant + those = pairs
+    const auto c = kendall_counts_of(x, y, n);
+    d.negative = c.dis;
+    d.nonpositive = d.pairs - static_cast<std::uint64_t>(c.s) - c.dis;
+    return d;
+}
+
+/// The computed slope of points i and j (different x), as the O(n²)
+/// definition computes it: (y of the larger x - the other y) / (x difference).
+inline double pair_slope(const slope_data& d, std::uint32_t i, std::uint32_t j) {
+    if (d.x[i] < d.x[j]) std::swap(i, j);
+    return (d.y[i] - d.y[j]) / (d.x[i] - d.x[j]);
+}
+
+/// Fenwick tree of weights over ranks 0..n-1.
+struct fenwick {
+    std::vector<std::uint64_t> t;
+    explicit fenwick(std::size_t n) : t(n + 1, 0) {}
+    void add(std::size_t i, std::uint64_t v) {
+        for (++i; i < t.size(); i += i & (~i + 1)) t[i] += v;
+    }
+    std::uint64_t prefix(std::size_t i) const {  // sum of ranks < i
+        std::uint64_t s = 0;
+        for (; i > 0; i -= i & (~i + 1)) s += t[i];
+        return s;
+    }
+    /// The smallest rank r with prefix(r + 1) > target.
+    std::size_t find(std::uint64_t target) const {
+        std::size_t pos = 0, step = 1;
+        while (step * 2 < t.size()) step *= 2;
+        for (; step; step /= 2)
+            if (pos + step < t.size() && t[pos + step] <= target) {
+                pos += step;
+                target -= t[pos];
+            }
+        return pos;
+    }
+};
+
+/// The points in the order of their keys y - t·x, ties by x (t = -inf: by
+/// x then y; t = +inf: by x descending then y, the keys' limits); `keys`
+/// gets the keys of a finite t.
+inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::vector<exact_key>& keys) {
+    const std::size_t n = d.x.size();
+    std::vector<std::uint32_t> o(n);
+    std::iota(o.begin(), o.end(), 0u);
+    keys.clear();
+    if (t == -std::numeric_limits<double>::infinity()) return o;
+    if (t == std::numeric_limits<double>::infinity()) {
+        std::sort(o.begin(), o.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return d.x[a] > d.x[b] || (d.x[a] == d.x[b] && d.y[a] < d.y[b]);
+        });
+        return o;
+    }
+    keys.resize(n);
+    double err = 0;
+    std::vector<std::pair<double, std::uint32_t>> rounded(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = key_of(t, d.x[i], d.y[i]);
+        rounded[i] = {keys[i].approx, static_cast<std::uint32_t>(i)};
+        err = std::max(err, keys[i].err);
+    }
+    // by the rounded keys first; two keys whose order that could get wrong
+    // are within 2·err of each other, and so is every key between them: the
+    // runs of keys closer than that are sorted again, exactly
+    std::sort(rounded.begin(), rounded.end());
+    for (std::size_t i = 0; i < n; ++i) o[i] = rounded[i].second;
+    const auto exact_less = [&](std::uint32_t a, std::uint32_t b) {
+        const int c = compare_keys(keys[a], keys[b]);
+        return c < 0 || (c == 0 && d.x[a] < d.x[b]);
+    };
+    for (std::size_t i = 0; i < n;) {
+        std::size_t j = i + 1;
+        while (j < n && !(rounded[j].first - rounded[j - 1].first > 2 * err)) ++j;
+        if (j - i > 1)
+            std::sort(o.begin() + static_cast<std::ptrdiff_t>(i), o.begin() + static_cast<std::ptrdiff_t>(j), exact_less);
+        i = j;
+    }
+    return o;
+}
+
+/// The pairs whose exact slope is in [a, b] (a <= b), as inversions: the
+/// a-order of the points, and each position's rank in the b-order.
+struct slope_band {
+    double a = 0, b = 0;
+    std::vector<std::uint32_t> point;  ///< point at each position of the a-order
+    std::vector<std::uint32_t> rank;   ///< b-rank of each position (ties: the later position first)
+    std::vector<std::uint64_t> cum;    ///< cum[p]: band pairs whose later element is before position p
+    std::uint64_t below = 0;           ///< pairs with exact slope < a
+    std::uint64_t size() const { return cum.back(); }
+};
+
+/// Each position's rank in the b-order; a tie in the b-key puts the later
+/// a-position first, so that every pair tied at b counts as inside.
+inline void b_ranks(const std::vector<std::uint32_t>& by_b, const std::vector<exact_key>& kb,
+                    const std::vector<std::uint32_t>& pos_of, std::vector<std::uint32_t>& rank) {
+    const std::size_t n = by_b.size();
+    rank.assign(n, 0);
+    std::vector<std::uint32_t> tied;
+    for (std::size_t r = 0; r < n;) {
+        std::size_t e = r + 1;
+        if (!kb.empty())
+            while (e < n && compare_keys(kb[by_b[e]], kb[by_b[r]]) == 0) ++e;
+        if (e == r + 1) {
+            rank[pos_of[by_b[r]]] = static_cast<std::uint32_t>(r);
+            ++r;
+            continue;
+        }
+        tied.clear();
+        for (std::size_t q = r; q < e; ++q) tied.push_back(pos_of[by_b[q]]);
+        std::sort(tied.begin(), tied.end(), std::greater<std::uint32_t>());
+        for (std::size_t q = r; q < e; ++q) rank[tied[q - r]] = static_cast<std::uint32_t>(q);
+        r = e;
+    }
+}
+
+inline slope_band band_of(const slope_data& d, double a, double b) {
+    const std::size_t n = d.x.size();
+    slope_band s;
+    s.a = a;
+    s.b = b;
+    std::vector<exact_key> keys;
+    s.point = key_order(d, a, keys);
+    std::vector<std::uint32_t> pos_of(n);
+    for (std::size_t p = 0; p < n; ++p) pos_of[s.point[p]] = static_cast<std::uint32_t>(p);
+    const auto by_b = key_order(d, b, keys);
+    b_ranks(by_b, keys, pos_of, s.rank);
+    fenwick by_rank(n), by_x(n);
+    s.cum.assign(n + 1, 0);
+    std::uint64_t inserted = 0;
+    for (std::size_t p = 0; p < n; ++p) {
+        const std::uint32_t i = s.point[p];
+        const std::uint64_t later_x = inserted - by_x.prefix(d.xrank[i] + 1);
+        const std::uint64_t later_b = inserted - by_rank.prefix(s.rank[p] + 1);
+        s.below += d.w[i] * later_x;
+        s.cum[p + 1] = s.cum[p] + d.w[i] * later_b;
+        by_x.add(d.xrank[i], d.w[i]);
+        by_rank.add(s.rank[p], d.w[i]);
+        inserted += d.w[i];
+    }
+    return s;
+}
+
+/// splitmix64: a small deterministic generator (results must not depend
+/// on a seed, and they do not: the sample only guides the search).
+struct splitmix {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    std::uint64_t below(std::uint64_t n) {  // uniform in [0, n)
+        return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    }
+};
+
+/// m slopes of pairs drawn from the band by stratified sampling (one
+/// uniform draw in each m-th of the band's pairs: the targets come sorted,
+/// and a stratified sample's quantiles vary less than an i.i.d. one's).
+inline std::vector<double> sample_band(const slope_data& d, const slope_band& s, std::size_t m, splitmix& rng) {
+    const std::size_t n = d.x.size();
+    const std::uint64_t size = s.size();
+    m = static_cast<std::size_t>(std::min<std::uint64_t>(m, size));
+    std::vector<std::uint32_t> at_rank(n);
+    for (std::size_t p = 0; p < n; ++p) at_rank[s.rank[p]] = static_cast<std::uint32_t>(p);
+    fenwick by_rank(n);
+    std::vector<double> out;
+    out.reserve(m);
+    const auto stratum = [&](std::size_t k) {  // floor(k * size / m), without overflow
+        return static_cast<std::uint64_t>((static_cast<unsigned __int128>(k) * size) / m);
+    };
+    std::size_t next = 0;
+    std::uint64_t target = m ? stratum(0) + rng.below(stratum(1) - stratum(0)) : 0;
+    for (std::size_t p = 0; p < n && next < m; ++p) {
+        const std::uint32_t i = s.point[p];
+        const std::uint64_t not_after = by_rank.prefix(s.rank[p] + 1);
+        while (next < m && target < s.cum[p + 1]) {
+            // the (offset)-th weight among earlier positions of higher b-rank
+            const std::uint64_t offset = (target - s.cum[p]) / d.w[i];
+            const std::size_t r = by_rank.find(not_after + offset);
+            out.push_back(pair_slope(d, s.point[at_rank[r]], i));
+            if (++next < m) target = stratum(next) + rng.below(stratum(next + 1) - stratum(next));
+        }
+        by_rank.add(s.rank[p], d.w[i]);
+    }
+    return out;
+}
+
+/// Calls f(slope, copies) for every pair of distinct points in the band: a
+/// merge sort of the positions by b-rank, each merge listing the earlier
+/// positions of higher rank that a later one passes.
+template <class F>
+void for_each_band_pair(const slope_data& d, const slope_band& s, const F& f) {
+    const std::size_t n = d.x.size();
+    std::vector<std::uint32_t> cur(n), tmp(n);
+    std::iota(cur.begin(), cur.end(), 0u);
+    for (std::size_t width = 1; width < n; width *= 2) {
+        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
+            const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+            std::size_t i = lo, j = mid, o = lo;
+            while (i < mid || j < hi) {
+                if (j == hi || (i < mid && s.rank[cur[i]] < s.rank[cur[j]])) {
+                    tmp[o++] = cur[i++];
+                    continue;
+                }
+                const std::uint32_t later = s.point[cur[j]];
+                for (std::size_t k = i; k < mid; ++k) {
+                    const std::uint32_t earlier = s.point[cur[k]];
+                    f(pair_slope(d, earlier, later), d.w[earlier] * d.w[later]);
+                }
+                tmp[o++] = cur[j++];
+            }
+        }
+        std::swap(cur, tmp);
+    }
+}
+
+/// The smallest threshold a such that every pair whose computed slope is
+/// >= lo has exact slope >= a, and every pair with exact slope < a has a
+/// computed slope < lo (|s - q| <= 3.01u|q|; signs exact).
+inline double widen_down(double lo) {
+    if (lo == 0.0 || std::isinf(lo)) return lo;
+    return lo - std::fabs(lo) * 0x1p-50;
+}
+inline double widen_up(double hi) {
+    if (hi == 0.0 || std::isinf(hi)) return hi;
+    return hi + std::fabs(hi) * 0x1p-50;
+}
+
+}  // namespace detail
+}  // namespace stats
+LOGRATIO_NAMESPACE_END
+
+#include "slope_selection_impl.hpp"

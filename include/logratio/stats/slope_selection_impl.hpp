@@ -1,0 +1,201 @@
+#pragma once
+// The search of slope_selection.hpp: bands narrowed by sampling until they
+// are small enough to enumerate, the ranks read from the enumeration.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "slope_selection.hpp"
+
+LOGRATIO_NAMESPACE_BEGIN
+namespace stats {
+namespace detail {
+
+/// The search's sizes: 0 = the defaults (a band of at most max(16n, 4096)
+/// pairs is enumerated; samples of clamp(4n, 1024, 2^22) pairs). Tests set
+/// them small to run every step of the search on small inputs.
+struct slope_selection_tuning {
+    std::uint64_t limit = 0;
+    std::size_t sample = 0;
+};
+
+/// What a selection did (tests and benchmarks check the O(n) claims).
+struct slope_selection_trace {
+    std::size_t rounds = 0;         ///< bands counted
+    std::uint64_t enumerated = 0;   ///< pairs listed (the largest band)
+    std::size_t retries = 0;        ///< bands that missed a rank
+};
+
+/// The band's computed slopes at ranks k (sorted, relative to all pairs),
+/// or false where a rank falls outside the band or its value outside
+/// [lo, hi] (the band missed it). A band of at most 8·limit pairs is listed
+/// (each pair as often as it has copies) and the ranks selected; a larger
+/// one could not shrink: its slopes lie within a few ulps of each other, so
+/// a histogram keeps their few distinct values.
+inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t limit, double lo, double hi,
+                       const std::vector<std::uint64_t>& k, std::vector<double>& out) {
+    out.clear();
+    for (const std::uint64_t rank : k)
+        if (rank < s.below || rank - s.below >= s.size()) return false;
+    if (s.size() <= 8 * limit) {
+        std::vector<double> v;
+        v.reserve(static_cast<std::size_t>(s.size()));
+        for_each_band_pair(d, s, [&](double x, std::uint64_t c) { v.insert(v.end(), static_cast<std::size_t>(c), x); });
+        std::size_t from = 0;
+        for (const std::uint64_t rank : k) {
+            const auto at = v.begin() + static_cast<std::ptrdiff_t>(rank - s.below);
+            std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), at, v.end());
+            from = static_cast<std::size_t>(rank - s.below);
+            if (!(*at >= lo && *at <= hi)) return false;
+            out.push_back(*at);
+        }
+        return true;
+    }
+    std::map<double, std::uint64_t> h;
+    double last = std::numeric_limits<double>::quiet_NaN();
+    std::uint64_t run = 0;
+    for_each_band_pair(d, s, [&](double x, std::uint64_t c) {
+        if (x == last) {
+            run += c;
+            return;
+        }
+        if (run) h[last] += run;
+        last = x;
+        run = c;
+    });
+    if (run) h[last] += run;
+    auto it = h.begin();
+    std::uint64_t before = 0;  // copies of the values before *it
+    for (const std::uint64_t rank : k) {
+        while (before + it->second <= rank - s.below) before += (it++)->second;
+        if (!(it->first >= lo && it->first <= hi)) return false;
+        out.push_back(it->first);
+    }
+    return true;
+}
+
+/// The sample slopes around where ranks k_first..k_last of the band fall,
+/// `c` standard deviations of a sample rank out: the next [lo, hi]. The
+/// sample is reordered (two selections, no sort).
+inline std::pair<double, double> sample_bracket(std::vector<double>& sample, const slope_band& s,
+                                                std::uint64_t k_first, std::uint64_t k_last, double c, double lo,
+                                                double hi) {
+    const double m = static_cast<double>(sample.size()), size = static_cast<double>(s.size());
+    const double f0 = static_cast<double>(k_first - s.below) / size, f1 = static_cast<double>(k_last - s.below) / size;
+    const double j0 = std::floor(f0 * m - c * std::sqrt(m * f0 * (1 - f0)) - 2);
+    const double j1 = std::ceil(f1 * m + c * std::sqrt(m * f1 * (1 - f1)) + 2);
+    const auto at = [&](double j) {
+        const auto it = sample.begin() + static_cast<std::ptrdiff_t>(j);
+        std::nth_element(sample.begin(), it, sample.end());
+        return *it;
+    };
+    if (j1 < m) hi = std::min(hi, at(j1));
+    if (j0 >= 0) lo = std::max(lo, at(j0));  // j0 < j1: selected within the part below j1
+    return {lo, hi};
+}
+
+/// The slopes at ranks k (sorted, one cluster) among the pairs whose
+/// computed slope is in [lo0, hi0], the pairs of `start` (an exact band: lo0,
+/// hi0 are -inf, +inf or the thresholds around 0), with a sample of it.
+inline std::vector<double> select_cluster(const slope_data& d, const std::vector<std::uint64_t>& k,
+                                          const slope_band& start, const std::vector<double>& start_sample,
+                                          double lo0, double hi0, const slope_selection_tuning& tune,
+                                          slope_selection_trace& trace) {
+    const std::uint64_t n = d.x.size();
+    const std::uint64_t limit = tune.limit ? tune.limit : std::max<std::uint64_t>(16 * n, 4096);
+    const std::size_t m =
+        tune.sample ? tune.sample : static_cast<std::size_t>(std::clamp<std::uint64_t>(2 * n, 1024, 1u << 22));
+    splitmix rng{0x6C6F67726174696Full ^ (d.pairs * 0x9E3779B97F4A7C15ull) ^ k.front()};
+    std::vector<double> out;
+    for (double c = 4.0;; c *= 2) {
+        double lo = lo0, hi = hi0;
+        slope_band s;
+        const slope_band* cur = &start;
+        // a margin past 64 deviations: the band is the whole range
+        for (int round = 0; round < 16 && cur->size() > limit && c < 64; ++round) {
+            auto sample = round == 0 ? start_sample : sample_band(d, *cur, m, rng);
+            const auto [nlo, nhi] = sample_bracket(sample, *cur, k.front(), k.back(), c, lo, hi);
+            if (nlo == lo && nhi == hi) break;  // cannot shrink: a mass of equal slopes
+            slope_band t = band_of(d, std::max(cur->a, widen_down(nlo)), std::min(cur->b, widen_up(nhi)));
+            ++trace.rounds;
+            if (t.below > k.front() || t.below + t.size() <= k.back()) {  // missed: resample, wider
+                ++trace.retries;
+                c *= 1.5;
+                continue;
+            }
+            s = std::move(t);
+            cur = &s;
+            lo = nlo;
+            hi = nhi;
+        }
+        trace.enumerated = std::max(trace.enumerated, cur->size());
+        if (read_ranks(d, *cur, limit, lo, hi, k, out)) return out;
+        ++trace.retries;
+    }
+}
+
+/// The computed pairwise slopes at the 0-based ranks `ranks` of their
+/// sorted list (each < d.pairs), bitwise those of the O(n²) definition.
+inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vector<std::uint64_t>& ranks,
+                                           slope_selection_trace* trace = nullptr,
+                                           const slope_selection_tuning& tune = {}) {
+    slope_selection_trace local;
+    slope_selection_trace& tr = trace ? *trace : local;
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> out(ranks.size(), 0.0);
+    if (!d.exact_range) {  // the whole range as one band (O(n²) pairs)
+        const slope_band all = band_of(d, -inf, inf);
+        std::vector<std::uint64_t> k(ranks);
+        std::sort(k.begin(), k.end());
+        std::vector<double> got;
+        read_ranks(d, all, all.size(), -inf, inf, k, got);
+        for (std::size_t i = 0; i < ranks.size(); ++i)
+            out[i] = got[static_cast<std::size_t>(std::lower_bound(k.begin(), k.end(), ranks[i]) - k.begin())];
+        return out;
+    }
+    // The slopes 0 (pairs tied in y) counted exactly; the others fall in
+    // (-inf, -tiny] or [tiny, inf): no nonzero slope is smaller than 2^-453
+    // in magnitude in the checked range.
+    const std::uint64_t z0 = d.negative, z1 = d.nonpositive;
+    constexpr double tiny = 0x1p-460;
+    const std::uint64_t n = d.x.size();
+    const std::uint64_t span = tune.limit ? tune.limit / 2 : std::max<std::uint64_t>(8 * n, 2048);
+    const std::size_t m =
+        tune.sample ? tune.sample : static_cast<std::size_t>(std::clamp<std::uint64_t>(2 * n, 1024, 1u << 22));
+    for (int side = 0; side < 2; ++side) {
+        std::vector<std::uint64_t> k;
+        for (const auto r : ranks)
+            if (side == 0 ? r < z0 : r >= z1) k.push_back(r);
+        if (k.empty()) continue;
+        std::sort(k.begin(), k.end());
+        k.erase(std::unique(k.begin(), k.end()), k.end());
+        const double lo = side == 0 ? -inf : tiny, hi = side == 0 ? -tiny : inf;
+        const slope_band start = band_of(d, lo, hi);  // every slope < 0, or every slope > 0
+        ++tr.rounds;
+        splitmix rng{0x73656E2D31393638ull ^ d.pairs ^ static_cast<std::uint64_t>(side)};
+        const auto sample = sample_band(d, start, m, rng);
+        // ranks close together share one band
+        for (std::size_t i = 0; i < k.size();) {
+            std::size_t j = i + 1;
+            while (j < k.size() && k[j] - k[i] <= span) ++j;
+            const std::vector<std::uint64_t> cluster(k.begin() + static_cast<std::ptrdiff_t>(i),
+                                                     k.begin() + static_cast<std::ptrdiff_t>(j));
+            const auto v = select_cluster(d, cluster, start, sample, lo, hi, tune, tr);
+            for (std::size_t q = 0; q < ranks.size(); ++q) {
+                const auto at = std::find(cluster.begin(), cluster.end(), ranks[q]);
+                if (at != cluster.end()) out[q] = v[static_cast<std::size_t>(at - cluster.begin())];
+            }
+            i = j;
+        }
+    }
+    return out;
+}
+
+}  // namespace detail
+}  // namespace stats
+LOGRATIO_NAMESPACE_END
