@@ -66,6 +66,7 @@ struct runs_analysis {
 };
 
 namespace detail {
+/// x (update) and y (value) where the value is finite, into reused buffers.
 inline void keep_finite(const run_series& s, std::vector<double>& x, std::vector<double>& y) {
     x.clear();
     y.clear();
@@ -86,7 +87,7 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
     run_stats r;
     r.run = s.run;
     r.group = s.group;
-    std::vector<double> x, y;
+    thread_local std::vector<double> x, y;  // one allocation per thread, not per run
     detail::keep_finite(s, x, y);
     r.updates = y.size();
     r.missing = s.value.size() - y.size();
@@ -115,13 +116,15 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
     return r;
 }
 
-/// Per-run, per-group and two-group statistics (see the header comment).
-inline runs_analysis analyze_runs(const std::vector<run_series>& series, const runs_options& opt = {}) {
+/// Per-run, per-group and two-group statistics (see the header comment);
+/// the series by pointer (a caller holding them elsewhere copies none).
+inline runs_analysis analyze_runs(const std::vector<const run_series*>& series, const runs_options& opt = {}) {
     runs_analysis out;
+    out.runs.reserve(series.size());
     std::vector<std::string> order;
-    for (const auto& s : series) {
-        out.runs.push_back(analyze_run(s, opt.confidence));
-        if (std::find(order.begin(), order.end(), s.group) == order.end()) order.push_back(s.group);
+    for (const auto* s : series) {
+        out.runs.push_back(analyze_run(*s, opt.confidence));
+        if (std::find(order.begin(), order.end(), s->group) == order.end()) order.push_back(s->group);
         for (const auto& n : out.runs.back().notes) out.notes.push_back(n);
     }
     auto values_of = [&](const std::string& g, bool slopes) {
@@ -190,6 +193,14 @@ inline runs_analysis analyze_runs(const std::vector<run_series>& series, const r
     for (const auto& n : c.notes) out.notes.push_back(n);
     out.comparison = std::move(c);
     return out;
+}
+
+/// Per-run, per-group and two-group statistics (see the header comment).
+inline runs_analysis analyze_runs(const std::vector<run_series>& series, const runs_options& opt = {}) {
+    std::vector<const run_series*> p;
+    p.reserve(series.size());
+    for (const auto& s : series) p.push_back(&s);
+    return analyze_runs(p, opt);
 }
 
 /// Does a group's mismatch grow over the updates? The verdict's rule (the

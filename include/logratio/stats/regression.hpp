@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <boost/math/distributions/normal.hpp>
@@ -92,6 +93,17 @@ inline double tie_sum(const std::vector<std::size_t>& t) {
     return s;
 }
 
+/// The standard normal quantile at p, remembered for the last p asked (a
+/// run analysis asks the same confidence of every run).
+inline double normal_quantile_cached(double p) {
+    thread_local double last_p = std::numeric_limits<double>::quiet_NaN(), last_z = 0;
+    if (p != last_p) {
+        last_z = boost::math::quantile(boost::math::normal_distribution<double, double_policy>(), p);
+        last_p = p;
+    }
+    return last_z;
+}
+
 /// The ranks (0-based, in the sorted list of the m pairwise slopes) that
 /// scipy.stats.theilslopes reads: the median's one or two, and Sen's
 /// interval's [lo, hi] from the normal approximation to Kendall's S with
@@ -107,7 +119,7 @@ inline theil_sen_ranks theil_sen_ranks_of(std::uint64_t m, const double* x, cons
     r.median_hi = m / 2;
     double alpha = confidence;
     if (alpha > 0.5) alpha = 1.0 - alpha;
-    const double z = boost::math::quantile(boost::math::normal_distribution<double>(), alpha / 2.0);
+    const double z = normal_quantile_cached(alpha / 2.0);
     const double dn = static_cast<double>(n);
     const double sigsq = 1.0 / 18.0 *
                          (dn * (dn - 1.0) * (2.0 * dn + 5.0) - tie_sum(tie_groups(x, n)) - tie_sum(tie_groups(y, n)));

@@ -257,8 +257,10 @@ struct splitmix {
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         return z ^ (z >> 31);
     }
-    std::uint64_t below(std::uint64_t n) {  // uniform in [0, n)
-        return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    std::uint64_t below(std::uint64_t n) {  // uniform in [0, n): the high word of next() * n
+        const std::uint64_t a = next(), a1 = a >> 32, a0 = a & 0xFFFFFFFFu, n1 = n >> 32, n0 = n & 0xFFFFFFFFu;
+        const std::uint64_t mid = (a0 * n0 >> 32) + (a1 * n0 & 0xFFFFFFFFu) + (a0 * n1 & 0xFFFFFFFFu);
+        return a1 * n1 + (a1 * n0 >> 32) + (a0 * n1 >> 32) + (mid >> 32);
     }
 };
 
@@ -274,8 +276,9 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
     fenwick by_rank(n);
     std::vector<double> out;
     out.reserve(m);
-    const auto stratum = [&](std::size_t k) {  // floor(k * size / m), without overflow
-        return static_cast<std::uint64_t>((static_cast<unsigned __int128>(k) * size) / m);
+    const std::uint64_t whole = m ? size / m : 0, part = m ? size % m : 0;
+    const auto stratum = [&](std::size_t k) {  // floor(k * size / m) without overflow (k <= m <= 2^22)
+        return k * whole + k * part / m;
     };
     std::size_t next = 0;
     std::uint64_t target = m ? stratum(0) + rng.below(stratum(1) - stratum(0)) : 0;

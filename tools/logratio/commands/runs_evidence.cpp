@@ -25,9 +25,9 @@ logratio::runs_options options_of(const std::string& compare) {
 }
 
 logratio::runs_analysis analyze(const std::vector<run_input>& runs, const logratio::runs_options& o) {
-    std::vector<logratio::run_series> series;
+    std::vector<const logratio::run_series*> series;  // no copy of the series
     series.reserve(runs.size());
-    for (const auto& r : runs) series.push_back(r.series);
+    for (const auto& r : runs) series.push_back(&r.series);
     return logratio::analyze_runs(series, o);
 }
 

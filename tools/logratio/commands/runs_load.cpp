@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -334,7 +335,8 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
             for (const auto& d : ds[i]) rec.files.push_back(d.path);
         L.inputs.push_back(std::move(rec));
         for (std::size_t m = 0; m < metrics.size(); ++m)
-            per_metric[m].insert(per_metric[m].end(), got[m].begin(), got[m].end());
+            per_metric[m].insert(per_metric[m].end(), std::make_move_iterator(got[m].begin()),
+                                 std::make_move_iterator(got[m].end()));
     }
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <logratio/core/error.hpp>
@@ -59,6 +60,41 @@ void long_format_attributes(const text_table& t, const std::vector<std::size_t>&
 
 }  // namespace
 
+namespace {
+
+/// Orders a run's points by update (stably: rows keep their order within
+/// an update); a repeated update is reported by the caller, through `dup`
+/// (its earlier and later line), the one whose later line comes first.
+void sort_by_update(run_input& r, std::vector<std::size_t>& lines, std::vector<std::size_t>& idx,
+                    std::pair<std::size_t, std::size_t>& dup) {
+    auto& u = r.series.update;
+    auto& v = r.series.value;
+    const bool sorted = std::is_sorted(u.begin(), u.end());
+    if (!sorted) {
+        idx.resize(u.size());
+        for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return u[a] < u[b]; });
+        std::vector<double> su(u.size()), sv(v.size());
+        std::vector<std::size_t> sl(lines.size());
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+            su[k] = u[idx[k]];
+            sv[k] = v[idx[k]];
+            sl[k] = lines[idx[k]];
+        }
+        u = std::move(su);
+        v = std::move(sv);
+        lines = std::move(sl);
+    }
+    for (std::size_t k = 1; k < u.size(); ++k)
+        if (u[k] == u[k - 1]) {
+            // a run of equal updates: its first two rows, in line order
+            const std::size_t later = std::max(lines[k], lines[k - 1]), earlier = std::min(lines[k], lines[k - 1]);
+            if (dup.second == 0 || later < dup.second) dup = {earlier, later};
+        }
+}
+
+}  // namespace
+
 void long_format_runs(const text_table& t, const std::string& metric, std::vector<run_input>& out) {
     using logratio::format_error;
     using logratio::detail::concat;
@@ -67,26 +103,25 @@ void long_format_runs(const text_table& t, const std::string& metric, std::vecto
         throw format_error(t.path + ": a long-format table needs columns 'run' and 'update' (columns: " +
                            t.column_list() + ")");
     if (!mc) throw format_error(t.path + ": no column '" + metric + "' (columns: " + t.column_list() + ")");
-    std::map<std::string, std::size_t> where;
-    std::map<std::pair<std::string, double>, std::size_t> seen;
+    // run names interned once: the cells are views into the table's bytes
+    std::unordered_map<std::string_view, std::size_t> where;
     const std::size_t first_run = out.size();
     std::vector<std::size_t> run_of(t.row_count());  // each row's run, counted from first_run
+    std::vector<std::vector<std::size_t>> lines;      // each run's rows' lines
+    static const std::string_view all = "all";
     for (std::size_t i = 0; i < t.row_count(); ++i) {
-        const std::string run(t.cell(i, *rc));
-        const std::string group = gc ? std::string(t.cell(i, *gc)) : std::string("all");
+        const std::string_view run = t.cell(i, *rc);
+        const std::string_view group = gc ? t.cell(i, *gc) : all;
         if (run.empty()) throw format_error(concat(t.path, ": line ", t.line[i], ": empty 'run' cell"));
         const double u = parse_cell(t, i, *uc);
         if (!std::isfinite(u)) throw format_error(concat(t.path, ": line ", t.line[i], ": missing 'update' cell"));
-        auto dup = seen.emplace(std::make_pair(run, u), t.line[i]);
-        if (!dup.second)
-            throw format_error(concat(t.path, ": run '", run, "' update ", u, " appears on lines ", dup.first->second,
-                                      " and ", t.line[i]));
         auto w = where.emplace(run, out.size());
         if (w.second) {
             run_input r;
-            r.series.run = run;
-            r.series.group = group;
+            r.series.run = std::string(run);
+            r.series.group = std::string(group);
             out.push_back(std::move(r));
+            lines.emplace_back();
         }
         auto& r = out[w.first->second];
         run_of[i] = w.first->second - first_run;
@@ -95,22 +130,23 @@ void long_format_runs(const text_table& t, const std::string& metric, std::vecto
                                       "' here but in '", r.series.group, "' before"));
         r.series.update.push_back(u);
         r.series.value.push_back(parse_cell(t, i, *mc));
+        lines[run_of[i]].push_back(t.line[i]);
     }
-    std::vector<run_input> mine(std::make_move_iterator(out.begin() + first_run), std::make_move_iterator(out.end()));
+    std::vector<run_input> mine(std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(first_run)),
+                                std::make_move_iterator(out.end()));
     long_format_attributes(t, run_of, mine);
-    std::move(mine.begin(), mine.end(), out.begin() + first_run);
-    for (auto& r : out) {  // order by update
-        std::vector<std::size_t> idx(r.series.update.size());
-        for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-        std::stable_sort(idx.begin(), idx.end(),
-                         [&](std::size_t a, std::size_t b) { return r.series.update[a] < r.series.update[b]; });
-        std::vector<double> u, v;
-        for (auto k : idx) {
-            u.push_back(r.series.update[k]);
-            v.push_back(r.series.value[k]);
+    std::move(mine.begin(), mine.end(), out.begin() + static_cast<std::ptrdiff_t>(first_run));
+    std::pair<std::size_t, std::size_t> dup{0, 0};
+    std::vector<std::size_t> idx;
+    for (std::size_t k = first_run; k < out.size(); ++k) sort_by_update(out[k], lines[k - first_run], idx, dup);
+    if (dup.second) {  // (run, update) pairs are unique: the first repeat in line order
+        for (std::size_t k = first_run; k < out.size(); ++k) {
+            const auto& ls = lines[k - first_run];
+            for (std::size_t q = 0; q < ls.size(); ++q)
+                if (ls[q] == dup.second)
+                    throw format_error(concat(t.path, ": run '", out[k].series.run, "' update ", out[k].series.update[q],
+                                              " appears on lines ", dup.first, " and ", dup.second));
         }
-        r.series.update = std::move(u);
-        r.series.value = std::move(v);
     }
 }
 

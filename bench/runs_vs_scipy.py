@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""`logratio runs TABLE --json` end to end against scipy's per-run statistics
+(linregress + theilslopes + kendalltau on each run's updates: scipy alone,
+no reading, no grouping) on the same long-format tables, in the same run.
+
+Inputs (generated here into a temporary directory, columns
+run,group,update,delta_abs_mean; two groups; values rounded to 6 digits so
+that y ties occur; a slow drift in one group):
+  200 runs x 2,000 updates, 200 x 8,000, 100,000 runs x 20, and (with
+  --big) 1,000 runs x 100,000 updates and one run of 300,000 updates.
+scipy's theilslopes forms n²/2 slopes: at 100,000 updates a run needs
+40 GB, so scipy is timed on the inputs where it fits (the big ones on
+--scipy-runs runs only, its time scaled; said in the output).
+
+usage: runs_vs_scipy.py LOGRATIO_BINARY [--big] > runs_vs_scipy.json
+Prints one JSON object: per input the CLI's seconds and peak RSS, scipy's
+seconds, the ratio, and the scaling ratios the targets of issue 41 name.
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from scipy import stats
+
+
+def write_table(path, runs, updates, seed):
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as f:
+        f.write("run,group,update,delta_abs_mean\n")
+        u = np.arange(1, updates + 1)
+        ustr = [str(int(v)) for v in u] if updates <= 100000 else None
+        for r in range(runs):
+            g = "async" if r % 2 else "sync"
+            drift = 2e-7 if r % 2 else 0.0
+            v = np.round(0.01 + drift * u + 0.002 * rng.standard_normal(updates), 6)
+            name = "%s-%d" % (g, r)
+            lines = ["%s,%s,%s,%r\n" % (name, g, ustr[i] if ustr else int(u[i]), float(v[i])) for i in range(updates)]
+            f.writelines(lines)
+
+
+def read_runs(path):
+    """The table's runs as numpy arrays (not timed)."""
+    import csv
+    runs = {}
+    with open(path) as f:
+        rd = csv.reader(f)
+        next(rd)
+        for run, _, u, v in rd:
+            runs.setdefault(run, ([], []))
+            runs[run][0].append(float(u))
+            runs[run][1].append(float(v))
+    return [(np.array(u), np.array(v)) for u, v in runs.values()]
+
+
+def scipy_stats(runs):
+    t0 = time.perf_counter()
+    for u, v in runs:
+        stats.linregress(u, v)
+        stats.theilslopes(v, u)
+        stats.kendalltau(u, v)
+    return time.perf_counter() - t0
+
+
+def cli(binary, path):
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "runs", path, "--json"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit("logratio runs failed on %s: %s" % (path, p.stderr[-2000:]))
+    rss_kb = int(p.stderr.strip().splitlines()[-1])
+    return dt, rss_kb / 1024.0
+
+
+def main():
+    binary = sys.argv[1]
+    big = "--big" in sys.argv
+    cases = [("200x2000", 200, 2000, None), ("200x8000", 200, 8000, None), ("100000x20", 100000, 20, None)]
+    if big:
+        cases += [("1x300000", 1, 300000, 0), ("1000x100000", 1000, 100000, 0)]
+    out = {"cpu": open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(": \t"),
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cases": {}}
+    with tempfile.TemporaryDirectory() as d:
+        for name, runs, updates, scipy_runs in cases:
+            path = os.path.join(d, name + ".csv")
+            write_table(path, runs, updates, seed=runs * 7919 + updates)
+            c = {"runs": runs, "updates": updates, "bytes": os.path.getsize(path)}
+            c["cli_s"], c["cli_peak_rss_mb"] = cli(binary, path)
+            if scipy_runs is None:
+                data = read_runs(path)
+                c["scipy_s"] = scipy_stats(data)
+                c["x_scipy"] = c["scipy_s"] / c["cli_s"]
+            else:
+                c["scipy_s"] = None  # theilslopes would need n²/2 slopes in memory
+            out["cases"][name] = c
+            os.unlink(path)
+            print(name, json.dumps(c), file=sys.stderr, flush=True)
+    cs = out["cases"]
+    out["ratios"] = {"cli_8000_over_2000": cs["200x8000"]["cli_s"] / cs["200x2000"]["cli_s"],
+                     "scipy_8000_over_2000": cs["200x8000"]["scipy_s"] / cs["200x2000"]["scipy_s"]}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+// The O(n log n) run statistics against their O(n²) definitions and scipy:
+// the slope selection (stats/slope_selection.hpp) must pick bitwise the
+// slopes of the O(n²) list, Knight's Kendall count the O(n²) pair count, on
+// random data with many ties in x and in y; at n = 10^4 and 10^5 every
+// value equals scipy's (tests/gen_scale_reference.py, data from an LCG
+// both sides implement).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <logratio/stats/rank_tests.hpp>
+#include <logratio/stats/regression.hpp>
+
+namespace {
+
+using namespace logratio::stats;
+
+bool same_bits(double a, double b) {
+    return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)) || (a == 0 && b == 0);
+}
+
+/// Tied data: x on a grid of `xs` values, y one of four kinds (a grid, a
+/// dyadic grid with an offset, a trend plus noise on a grid, a linear trend
+/// with a few jumps), so that slopes tie exactly and nearly.
+void tied_data(std::mt19937_64& g, std::size_t n, std::vector<double>& x, std::vector<double>& y) {
+    const unsigned xs = 1 + static_cast<unsigned>(g() % 60), ys = 1 + static_cast<unsigned>(g() % 40);
+    const int kind = static_cast<int>(g() % 4);
+    x.resize(n);
+    y.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = static_cast<double>(g() % xs);
+        const double u = static_cast<double>(g() % ys);
+        switch (kind) {
+            case 0: y[i] = u * 0.01; break;
+            case 1: y[i] = std::ldexp(static_cast<double>(g() % 4096), -12) - 0.3; break;
+            case 2: y[i] = 0.013 * x[i] + 0.01 * u; break;
+            default: y[i] = 0.37 * x[i] + (g() % 9 == 0 ? 0.01 * u : 0.0); break;
+        }
+    }
+}
+
+std::vector<double> sorted_slopes(const std::vector<double>& x, const std::vector<double>& y) {
+    std::vector<double> s;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t j = 0; j < x.size(); ++j)
+            if (x[i] - x[j] > 0) s.push_back((y[i] - y[j]) / (x[i] - x[j]));
+    std::sort(s.begin(), s.end());
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("slope selection: every rank is bitwise the O(n²) list's, on data with ties in x and y") {
+    std::mt19937_64 g(20261206);
+    int compared = 0;
+    for (int it = 0; it < 600; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 2 + static_cast<std::size_t>(g() % 140), x, y);
+        const auto s = sorted_slopes(x, y);
+        const auto d = detail::slope_data_of(x.data(), y.data(), x.size());
+        REQUIRE(d.pairs == s.size());
+        if (s.empty()) continue;
+        std::vector<std::uint64_t> ranks = {0, s.size() - 1, s.size() / 2};
+        for (int q = 0; q < 5; ++q) ranks.push_back(g() % s.size());
+        // small bands and samples: every step of the search runs on small inputs
+        detail::slope_selection_tuning tune;
+        if (it % 2) {
+            tune.limit = 4 + g() % 40;
+            tune.sample = 8 + static_cast<std::size_t>(g() % 64);
+        }
+        const auto v = detail::slopes_at_ranks(d, ranks, nullptr, tune);
+        for (std::size_t q = 0; q < ranks.size(); ++q) {
+            INFO("case " << it << ", n " << x.size() << ", rank " << ranks[q] << " of " << s.size());
+            CHECK(same_bits(v[q], s[static_cast<std::size_t>(ranks[q])]));
+            ++compared;
+        }
+    }
+    CHECK(compared > 3000);
+}
+
+TEST_CASE("theil_sen and kendall_tau equal their O(n²) references on tied data") {
+    std::mt19937_64 g(41);
+    for (int it = 0; it < 300; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 2 + static_cast<std::size_t>(g() % 400), x, y);
+        const std::size_t n = x.size();
+        INFO("case " << it << ", n " << n);
+        const auto k = kendall_tau(x.data(), y.data(), n), kr = kendall_tau_reference(x.data(), y.data(), n);
+        CHECK(same_bits(k.tau, kr.tau));
+        CHECK(same_bits(k.pvalue, kr.pvalue));
+        CHECK(k.exact == kr.exact);
+        if (*std::min_element(x.begin(), x.end()) == *std::max_element(x.begin(), x.end())) {
+            CHECK_THROWS_AS(theil_sen(x.data(), y.data(), n), logratio::shape_error);
+            continue;
+        }
+        const auto t = theil_sen(x.data(), y.data(), n), tr = theil_sen_reference(x.data(), y.data(), n);
+        CHECK(same_bits(t.slope, tr.slope));
+        CHECK(same_bits(t.intercept, tr.intercept));
+        CHECK(same_bits(t.low, tr.low));
+        CHECK(same_bits(t.high, tr.high));
+    }
+}
+
+TEST_CASE("slope selection: masses of equal slopes, the fallback range, tiny inputs") {
+    auto both = [](std::vector<double> x, std::vector<double> y) {
+        const auto t = theil_sen(x.data(), y.data(), x.size()), r = theil_sen_reference(x.data(), y.data(), x.size());
+        CHECK(same_bits(t.slope, r.slope));
+        CHECK(same_bits(t.low, r.low));
+        CHECK(same_bits(t.high, r.high));
+        return t;
+    };
+    const std::size_t n = 600;
+    std::vector<double> x(n), y(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        x[i] = static_cast<double>(i);
+        y[i] = 0.1 * static_cast<double>(i);  // every slope within an ulp or two of 0.1
+    }
+    CHECK(both(x, y).slope == doctest::Approx(0.1).epsilon(1e-15));
+    for (std::size_t i = 0; i < n; ++i) y[i] = 0.5 * static_cast<double>(i);  // every slope exactly 0.5
+    CHECK(both(x, y).slope == 0.5);
+    for (std::size_t i = 0; i < n; ++i) y[i] = 1.0;  // every slope 0
+    CHECK(both(x, y).high == 0.0);
+    for (std::size_t i = 0; i < n; ++i) y[i] = 1e-250 * static_cast<double>(i % 7);  // outside the exact range
+    CHECK(!detail::slope_data_of(x.data(), y.data(), n).exact_range);
+    both(x, y);
+    both({1, 2}, {3, 5});
+    both({1, 1, 2}, {3, 4, 5});
+    const double one[] = {1, 1};
+    CHECK_THROWS_AS(theil_sen(one, one, 2), logratio::shape_error);
+}
+
+namespace {
+
+/// tests/gen_scale_reference.py's scale_data: x = i // 3, y = integers / 1000
+/// from Knuth's MMIX LCG seeded with n.
+void scale_data(std::size_t n, std::vector<double>& x, std::vector<double>& y) {
+    x.resize(n);
+    y.resize(n);
+    std::uint64_t state = n;
+    for (std::size_t i = 0; i < n; ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = static_cast<double>(i / 3);
+        y[i] = static_cast<double>((state >> 33) % 500 + i / 50) / 1000.0;
+    }
+}
+
+void close_to_scipy(double got, double want, const char* what) {
+    INFO(what << ": logratio " << got << ", scipy " << want);
+    CHECK(std::fabs(got - want) <= 1e-9 * std::fabs(want) + 1e-15);
+}
+
+}  // namespace
+
+TEST_CASE("run statistics equal scipy's at n = 10^4 and 10^5 with ties (O(n) pairs listed)") {
+    std::ifstream f(std::string(LOGRATIO_TEST_DATA) + "/runs/scale_reference.json");
+    REQUIRE(f);
+    const auto ref = nlohmann::json::parse(f);
+    REQUIRE(ref["cases"].size() == 2);
+    for (const auto& c : ref["cases"]) {
+        const std::size_t n = c["n"].get<std::size_t>();
+        INFO("n = " << n);
+        std::vector<double> x, y;
+        scale_data(n, x, y);
+        for (std::size_t i = 0; i < 5; ++i) REQUIRE(y[i] == c["y_head"][i].get<double>());  // the same LCG
+        const auto d = detail::slope_data_of(x.data(), y.data(), n);
+        const auto r = detail::theil_sen_ranks_of(d.pairs, x.data(), y.data(), n, 0.95);
+        detail::slope_selection_trace trace;
+        const auto v = detail::slopes_at_ranks(d, {r.median_lo, r.median_hi, r.lo, r.hi}, &trace);
+        CHECK(trace.enumerated <= 16 * n);  // O(n) memory: no band larger than the limit was listed
+        const auto& ts = c["theil_sen"];
+        const auto t = theil_sen(x.data(), y.data(), n);
+        CHECK(t.slope == (v[0] + v[1]) / 2);  // the median of the selected ranks
+        // bitwise: the same IEEE quotients as numpy's
+        CHECK(t.slope == ts["slope"].get<double>());
+        CHECK(t.low == ts["low"].get<double>());
+        CHECK(t.high == ts["high"].get<double>());
+        close_to_scipy(t.intercept, ts["intercept"].get<double>(), "theil-sen intercept");
+        const auto k = kendall_tau(x.data(), y.data(), n);
+        close_to_scipy(k.tau, c["kendall"]["tau"].get<double>(), "kendall tau");
+        close_to_scipy(k.pvalue, c["kendall"]["p"].get<double>(), "kendall p");
+        const auto l = linregress(x.data(), y.data(), n);
+        close_to_scipy(l.slope, c["linregress"]["slope"].get<double>(), "linregress slope");
+        close_to_scipy(l.intercept, c["linregress"]["intercept"].get<double>(), "linregress intercept");
+        close_to_scipy(l.rvalue, c["linregress"]["r"].get<double>(), "linregress r");
+        close_to_scipy(l.pvalue, c["linregress"]["p"].get<double>(), "linregress p");
+        close_to_scipy(l.slope_stderr, c["linregress"]["stderr"].get<double>(), "linregress stderr");
+    }
+}
