@@ -171,7 +171,7 @@ TEST_CASE("run statistics equal scipy's at n = 10^4 and 10^5 with ties (O(n) pai
         scale_data(n, x, y);
         for (std::size_t i = 0; i < 5; ++i) REQUIRE(y[i] == c["y_head"][i].get<double>());  // the same LCG
         const auto d = detail::slope_data_of(x.data(), y.data(), n);
-        const auto r = detail::theil_sen_ranks_of(d.pairs, x.data(), y.data(), n, 0.95);
+        const auto r = detail::theil_sen_ranks_of(d.pairs, n, d.x_tie_sum, d.y_tie_sum, 0.95);
         detail::slope_selection_trace trace;
         const auto v = detail::slopes_at_ranks(d, {r.median_lo, r.median_hi, r.lo, r.hi}, &trace);
         CHECK(trace.enumerated <= 16 * n);  // O(n) memory: no band larger than the limit was listed

@@ -18,11 +18,40 @@ namespace detail {
 struct kendall_counts {
     std::uint64_t dis = 0;   ///< discordant pairs (x and y in opposite strict order)
     std::int64_t s = 0;      ///< concordant - discordant
+    /// Over the groups of tied x (y): the pairs, and the sums of
+    /// k(k-1)(k-2) and k(k-1)(2k+5) of their sizes k, groups in value order.
+    std::uint64_t xtie = 0, ytie = 0;
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    void add_x_group(std::uint64_t k) { add_group(k, xtie, x0, x1); }
+    void add_y_group(std::uint64_t k) { add_group(k, ytie, y0, y1); }
+
+private:
+    static void add_group(std::uint64_t k, std::uint64_t& pairs, double& t0, double& t1) {
+        if (k < 2) return;
+        const double d = static_cast<double>(k);
+        pairs += k * (k - 1) / 2;
+        t0 += d * (d - 1.0) * (d - 2.0);
+        t1 += d * (d - 1.0) * (2.0 * d + 5.0);
+    }
 };
+
+/// The sizes of the runs of equal values in sorted v, given to f.
+template <class F>
+void tie_runs(const std::vector<double>& v, const F& f) {
+    for (std::size_t i = 0, j = 0; i < v.size(); i = j) {
+        for (j = i + 1; j < v.size() && v[j] == v[i]; ++j) {}
+        f(static_cast<std::uint64_t>(j - i));
+    }
+}
 
 /// O(n²) pair count: the reference of kendall_counts_of (tests).
 inline kendall_counts kendall_counts_reference(const double* x, const double* y, std::size_t n) {
     kendall_counts c;
+    std::vector<double> sx(x, x + n), sy(y, y + n);
+    std::sort(sx.begin(), sx.end());
+    std::sort(sy.begin(), sy.end());
+    tie_runs(sx, [&](std::uint64_t k) { c.add_x_group(k); });
+    tie_runs(sy, [&](std::uint64_t k) { c.add_y_group(k); });
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = i + 1; j < n; ++j) {
             const int sx = (x[i] < x[j]) - (x[i] > x[j]), sy = (y[i] < y[j]) - (y[i] > y[j]);
@@ -50,10 +79,11 @@ inline kendall_counts kendall_counts_of(const double* x, const double* y, std::s
         return k * (k - 1) / 2;
     };
     std::vector<double> a(n), b(n);
-    std::uint64_t xtie = 0, both = 0;
+    kendall_counts c;
+    std::uint64_t both = 0;
     for (std::size_t i = 0, j = 0; i < n; i = j) {
         for (j = i + 1; j < n && x[idx[j]] == x[idx[i]]; ++j) {}
-        xtie += tied_pairs(i, j);
+        c.add_x_group(j - i);
         for (std::size_t p = i, q = i; p < j; p = q) {
             for (q = p + 1; q < j && y[idx[q]] == y[idx[p]]; ++q) {}
             both += tied_pairs(p, q);
@@ -78,15 +108,10 @@ inline kendall_counts kendall_counts_of(const double* x, const double* y, std::s
         }
         std::swap(a, b);
     }
-    std::uint64_t ytie = 0;
-    for (std::size_t i = 0, j = 0; i < n; i = j) {
-        for (j = i + 1; j < n && a[j] == a[i]; ++j) {}
-        ytie += tied_pairs(i, j);
-    }
+    tie_runs(a, [&](std::uint64_t k) { c.add_y_group(k); });
     const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - (n > 0)) / 2;
-    kendall_counts c;
     c.dis = dis;
-    c.s = static_cast<std::int64_t>(tot - xtie - ytie + both) - 2 * static_cast<std::int64_t>(dis);
+    c.s = static_cast<std::int64_t>(tot - c.xtie - c.ytie + both) - 2 * static_cast<std::int64_t>(dis);
     return c;
 }
 

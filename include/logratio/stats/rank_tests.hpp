@@ -60,22 +60,10 @@ inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
 namespace detail {
 
 /// tau-b and its p-value from the pair counts (scipy.stats.kendalltau).
-inline kendall_result kendall_from_counts(const kendall_counts& c, const double* x, const double* y, std::size_t n) {
+inline kendall_result kendall_from_counts(const kendall_counts& c, std::size_t n) {
     kendall_result r;
-    const auto tx = tie_groups(x, n), ty = tie_groups(y, n);
-    auto ties = [](const std::vector<std::size_t>& t, double& t0, double& t1) {
-        std::uint64_t pairs = 0;
-        t0 = t1 = 0.0;
-        for (std::size_t k : t) {
-            const double d = static_cast<double>(k);
-            pairs += static_cast<std::uint64_t>(k) * (k - 1) / 2;
-            t0 += d * (d - 1.0) * (d - 2.0);
-            t1 += d * (d - 1.0) * (2.0 * d + 5.0);
-        }
-        return pairs;
-    };
-    double x0, x1, y0, y1;
-    const std::uint64_t xtie = ties(tx, x0, x1), ytie = ties(ty, y0, y1);
+    const std::uint64_t xtie = c.xtie, ytie = c.ytie;
+    const double x0 = c.x0, x1 = c.x1, y0 = c.y0, y1 = c.y1;
     const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - 1) / 2;
     if (xtie == tot || ytie == tot) return r;
     const double sd = static_cast<double>(c.s);
@@ -100,13 +88,13 @@ inline kendall_result kendall_from_counts(const kendall_counts& c, const double*
 /// scipy.stats.kendalltau(x, y). O(n log n) (Knight's merge sort).
 inline kendall_result kendall_tau(const double* x, const double* y, std::size_t n) {
     if (n < 2) return {};
-    return detail::kendall_from_counts(detail::kendall_counts_of(x, y, n), x, y, n);
+    return detail::kendall_from_counts(detail::kendall_counts_of(x, y, n), n);
 }
 
 /// kendall_tau by the O(n²) pair count (the reference of the tests).
 inline kendall_result kendall_tau_reference(const double* x, const double* y, std::size_t n) {
     if (n < 2) return {};
-    return detail::kendall_from_counts(detail::kendall_counts_reference(x, y, n), x, y, n);
+    return detail::kendall_from_counts(detail::kendall_counts_reference(x, y, n), n);
 }
 
 struct mann_whitney_result {

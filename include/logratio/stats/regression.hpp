@@ -112,7 +112,9 @@ struct theil_sen_ranks {
     std::uint64_t median_lo = 0, median_hi = 0, lo = 0, hi = 0;
 };
 
-inline theil_sen_ranks theil_sen_ranks_of(std::uint64_t m, const double* x, const double* y, std::size_t n,
+/// x_ties, y_ties: the sums of k(k-1)(2k+5) over the sizes k of the groups
+/// of tied x, of tied y (tie_sum).
+inline theil_sen_ranks theil_sen_ranks_of(std::uint64_t m, std::size_t n, double x_ties, double y_ties,
                                           double confidence) {
     theil_sen_ranks r;
     r.median_lo = m / 2 - (m % 2 == 0);
@@ -121,8 +123,7 @@ inline theil_sen_ranks theil_sen_ranks_of(std::uint64_t m, const double* x, cons
     if (alpha > 0.5) alpha = 1.0 - alpha;
     const double z = normal_quantile_cached(alpha / 2.0);
     const double dn = static_cast<double>(n);
-    const double sigsq = 1.0 / 18.0 *
-                         (dn * (dn - 1.0) * (2.0 * dn + 5.0) - tie_sum(tie_groups(x, n)) - tie_sum(tie_groups(y, n)));
+    const double sigsq = 1.0 / 18.0 * (dn * (dn - 1.0) * (2.0 * dn + 5.0) - x_ties - y_ties);
     // numpy indexing of the sorted slopes: negative indices count from the
     // end; out of range -> no interval
     const auto index = [&](long long k) {
@@ -176,7 +177,8 @@ inline theil_sen_fit theil_sen_reference(const double* x, const double* y, std::
             if (x[i] - x[j] > 0) s.push_back((y[i] - y[j]) / (x[i] - x[j]));
     if (s.empty()) throw shape_error("theil_sen: needs two distinct x values");
     const std::uint64_t m = s.size();
-    const auto r = detail::theil_sen_ranks_of(m, x, y, n, confidence);
+    const auto r = detail::theil_sen_ranks_of(m, n, detail::tie_sum(tie_groups(x, n)), detail::tie_sum(tie_groups(y, n)),
+                                              confidence);
     detail::select_order_statistics(s, {r.median_lo, r.median_hi, r.lo, r.hi});
     const auto at = [&](std::uint64_t k) { return k < m ? s[static_cast<std::size_t>(k)] : nan; };
     return detail::theil_sen_from(m, r, at(r.median_lo), at(r.median_hi), at(r.lo), at(r.hi), x, y, n);
@@ -190,10 +192,13 @@ inline theil_sen_fit theil_sen_reference(const double* x, const double* y, std::
 /// are bitwise the slopes theil_sen_reference selects. Throws when all x
 /// are equal.
 inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
+    // up to 4005 slopes: listing them is faster than any search (the same
+    // slopes, the same ranks: the same result)
+    if (n <= 90) return theil_sen_reference(x, y, n, confidence);
     const auto d = detail::slope_data_of(x, y, n);
     const std::uint64_t m = d.pairs;
     if (m == 0) throw shape_error("theil_sen: needs two distinct x values");
-    const auto r = detail::theil_sen_ranks_of(m, x, y, n, confidence);
+    const auto r = detail::theil_sen_ranks_of(m, n, d.x_tie_sum, d.y_tie_sum, confidence);
     std::vector<std::uint64_t> ranks = {r.median_lo, r.median_hi};
     if (r.lo < m && r.hi < m) {
         ranks.push_back(r.lo);

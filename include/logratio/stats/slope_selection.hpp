@@ -66,6 +66,7 @@ struct slope_data {
     std::uint64_t pairs = 0;           ///< pairs with different x: the slopes
     std::uint64_t negative = 0;        ///< slopes < 0 (pairs in opposite strict order)
     std::uint64_t nonpositive = 0;     ///< slopes <= 0 (and the pairs tied in y)
+    double x_tie_sum = 0, y_tie_sum = 0;  ///< sums of k(k-1)(2k+5) over the tie groups (Sen's variance)
     bool exact_range = true;           ///< values in the range where the keys are exact
 };
 
@@ -108,6 +109,8 @@ inline slope_data slope_data_of(const double* x, const double* y, std::size_t n)
     const auto c = kendall_counts_of(x, y, n);
     d.negative = c.dis;
     d.nonpositive = d.pairs - static_cast<std::uint64_t>(c.s) - c.dis;
+    d.x_tie_sum = c.x1;
+    d.y_tie_sum = c.y1;
     return d;
 }
 
