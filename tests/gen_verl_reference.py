@@ -27,6 +27,10 @@ Needs Debian's python3-torch (1.13) and numpy; run with Debian's interpreter:
 --check regenerates into a temporary directory and compares with the
 committed files (the configs that existed before this script reproduce too).
 
+--bench SIZES times verl's helper against logratio.verl (needs logratio on
+PYTHONPATH) on B x T inputs, e.g. --bench 64x1024,256x4096, and the host copy
+a CUDA input costs on the host side (a clone of the inputs and outputs).
+
 --api writes tests/data/verl_api/ instead: verl b178a3cd's public helpers
 (every function of rollout_corr_helper.py but the batch/config ones) on
 torch.randn "log-probs" -- positive values, as verl's own unit tests draw --
@@ -330,12 +334,47 @@ def write_api_reference(git_dir):
     print(f"wrote {out_dir}: {len(meta['calls'])} calls")
 
 
+def _best_of(fn, repeat=3):
+    import time
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def bench(git_dir, sizes):
+    """Seconds per call, verl vs logratio.verl, valid and positive-valued log-probs, and the copy cost."""
+    import logratio.verl as lv
+    helper = load_verl_helper(git_dir, NEW)
+    kw = {"rollout_is": "token", "rollout_is_threshold": 2.0, "rollout_rs": "token_k1", "rollout_rs_threshold": "0.5_2.0"}
+    print("B x T | input | verl s | logratio.verl s | speed-up | host copy s")
+    for size in sizes.split(","):
+        b, t = (int(x) for x in size.split("x"))
+        g = torch.Generator().manual_seed(0)
+        old = -torch.rand(b, t, generator=g) * 4
+        rollout = (old + 0.02 * torch.randn(b, t, generator=g)).clamp(max=0)
+        mask = torch.ones(b, t, dtype=torch.int64)
+        for label, o, r in (("valid", old, rollout), ("randn (positive)", old + 2, rollout + 2),
+                            ("bf16", old.bfloat16(), rollout.bfloat16())):
+            tv = _best_of(lambda: helper.compute_rollout_correction_and_rejection_mask(o, r, mask, **kw))
+            tl = _best_of(lambda: lv.compute_rollout_correction_and_rejection_mask(o, r, mask, **kw))
+            # what a CUDA input adds, host side: the inputs copied in, weights and mask copied out
+            tc = _best_of(lambda: [x.clone() for x in (o, r, mask, o.float(), mask)])
+            print(f"{b} x {t} | {label} | {tv:.4f} | {tl:.4f} | {tv / tl:.1f}x | {tc:.4f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--verl-git", required=True, help="a verl git directory holding both commits")
     ap.add_argument("--check", action="store_true", help="regenerate into a temporary directory and compare")
     ap.add_argument("--api", action="store_true", help="write tests/data/verl_api (the helpers' public surface)")
+    ap.add_argument("--bench", metavar="SIZES", help="time verl vs logratio.verl on BxT sizes (comma-separated)")
     a = ap.parse_args()
+    if a.bench:
+        bench(a.verl_git, a.bench)
+        return
     if a.api:
         write_api_reference(a.verl_git)
         return

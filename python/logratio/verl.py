@@ -53,7 +53,7 @@ def _older_is_level(rollout_is, level, mode):
     return level
 
 
-def _kernel(old, rollout, mask, strict, **options):
+def _kernel(old, rollout, mask, strict, empty_error=ValueError, **options):
     """logratio.correct on host tensors; positive log-probs as verl computes them unless strict.
 
     logratio refuses a positive log-prob; verl's arithmetic is that of the
@@ -64,17 +64,21 @@ def _kernel(old, rollout, mask, strict, **options):
     four absolute metrics are computed from the unshifted values.
     """
     from . import Error, correct
+    prefix = options.get("prefix", "")
     try:
-        return correct(old, rollout, mask, **options)
+        w, keep, metrics = correct(old, rollout, mask, **options)
     except Error as e:
         if strict or "positive log-prob" not in str(e):
             raise
-    o, r = _s.shifted_down(old, rollout, mask)
-    w, keep, metrics = correct(o, r, mask, **options)
-    prefix = options.get("prefix", "")
-    for k, v in _s.absolute_metrics(old, rollout, mask).items():
-        if prefix + k in metrics:
-            metrics[prefix + k] = v
+        o, r = _s.shifted_down(old, rollout, mask)
+        w, keep, metrics = correct(o, r, mask, **options)
+        for k, v in _s.absolute_metrics(old, rollout, mask).items():
+            if prefix + k in metrics:
+                metrics[prefix + k] = v
+    # verl refuses a mask without a valid token; the kernel's ppl is NaN only then (a NaN or
+    # Inf log-prob raises), so the mask is scanned only in that case, not on every call
+    if metrics[prefix + "training_ppl"] != metrics[prefix + "training_ppl"]:
+        _s.require_valid_token(mask, empty_error)
     return w, keep, metrics
 
 
@@ -82,7 +86,7 @@ def _on_log_ratio(log_ratio, response_mask, **options):
     """The kernel on a log-ratio: fed (min(r, 0), min(-r, 0)), whose difference is r exactly."""
     lr, mask = _s.on_host(log_ratio), _s.on_host(response_mask)
     train, rollout = _s.split_log_ratio(lr)
-    return _kernel(train, rollout, mask, True, **options)
+    return _kernel(train, rollout, mask, True, **options)  # strict: nothing is positive
 
 
 def compute_rollout_correction_and_rejection_mask(
@@ -128,7 +132,6 @@ def compute_rollout_correction_and_rejection_mask(
         dtypes (float32 for numpy inputs), on the inputs' device.
     """
     rollout_is = _older_is_level(rollout_is, rollout_is_level, rollout_is_mode)
-    _s.require_valid_token(response_mask)
     if rollout_rs is not None and rollout_rs_threshold is None:
         raise ValueError("rollout_rs_threshold must be explicitly provided when rollout_rs is enabled. "
                          "Set rollout_rs_threshold to the desired threshold value.")
@@ -161,7 +164,6 @@ def compute_rollout_correction_weights(
         raise ValueError(f"Invalid rollout_is: {rollout_is}. Must be one of {{'token', 'sequence'}}.")
     if float(rollout_is_threshold) <= 0:
         raise ValueError(f"rollout_is_threshold must be positive, got {rollout_is_threshold}.")
-    _s.require_valid_token(response_mask)
     weights, _, metrics = _on_log_ratio(log_ratio, response_mask, rollout_is=rollout_is,
                                         rollout_is_threshold=rollout_is_threshold,
                                         rollout_is_batch_normalize=rollout_is_batch_normalize)
@@ -182,7 +184,6 @@ def compute_rollout_rejection_mask(
         raise ValueError("rollout_rs_threshold must be provided for rejection sampling.")
     if log_ratio.shape[0] == 0:
         return response_mask, {}
-    _s.require_valid_token(response_mask)
     _, mask, metrics = _on_log_ratio(log_ratio, response_mask, rollout_is=None, rollout_rs=rollout_rs,
                                      rollout_rs_threshold=rollout_rs_threshold)
     return _s.to_device(mask, _s.device_of(response_mask)), {k: v for k, v in metrics.items()
@@ -194,10 +195,10 @@ def compute_offpolicy_metrics(old_log_prob, rollout_log_prob, response_mask, *, 
 
     rollout_log_prob None: training_ppl and training_log_ppl only (as verl).
     """
-    _s.require_valid_token(response_mask, AssertionError)  # verl asserts here
     old = _s.on_host(old_log_prob)
     rollout = old if rollout_log_prob is None else _s.on_host(rollout_log_prob)
-    _, _, metrics = _kernel(old, rollout, _s.on_host(response_mask), strict, rollout_is=None)
+    _, _, metrics = _kernel(old, rollout, _s.on_host(response_mask), strict, AssertionError,  # verl asserts here
+                            rollout_is=None)
     if rollout_log_prob is None:
         return {k: metrics[k] for k in ("training_ppl", "training_log_ppl")}
     return {k: v for k, v in metrics.items() if not k.startswith(("rollout_is_", "rollout_rs_"))}
