@@ -206,3 +206,12 @@ def test_vendored_files_unmodified():
     assert _git_blob(os.path.join(VENDOR, "test_rollout_corr_integration.py")) == \
         "1f05414d2e142ac6b6adf4bf1130c5eb6ad5dd80"
     assert "Apache License" in open(os.path.join(VENDOR, "LICENSE")).read()
+
+
+def test_numpy_positive_inputs_as_torch():
+    old, rollout, mask = inputs(torch.float32)
+    kw = dict(rollout_is="token", rollout_rs="seq_sum_k2", rollout_rs_threshold=2.5)
+    p, m, met = lv.compute_rollout_correction_and_rejection_mask(old, rollout, mask, **kw)
+    q, n, met2 = lv.compute_rollout_correction_and_rejection_mask(old.numpy(), rollout.numpy(), mask.numpy(), **kw)
+    assert np.array_equal(p.batch["rollout_is_weights"].numpy(), q.batch["rollout_is_weights"])
+    assert np.array_equal(m.numpy(), n) and met == pytest.approx(met2, rel=1e-12)
