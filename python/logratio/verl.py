@@ -38,7 +38,14 @@ SUPPORTED_ROLLOUT_RS_OPTIONS = {
 }
 TOKEN_LEVEL_ROLLOUT_RS_OPTIONS = {"token_k1", "token_k2", "token_k3"}
 
-DataProto = _s.data_proto_class()  # verl's class when verl is importable, else the stand-in
+
+
+def __getattr__(name):
+    """DataProto: verl's class when verl is importable, else the stand-in -- looked up on first use,
+    so importing logratio.verl does not import verl."""
+    if name == "DataProto":
+        return _s.data_proto_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _older_is_level(rollout_is, level, mode):
