@@ -27,6 +27,20 @@ struct kendall_result {
     bool exact = false;   ///< p from the exact permutation distribution
 };
 
+namespace detail {
+/// n! as Boost.Math gives it (correctly rounded), n <= 170, read from a
+/// table made once: boost::math::factorial<double> went through its
+/// long-double table on every call (a fifth of the time of many short runs).
+inline double factorial_of(std::uint64_t n) {
+    static const std::vector<double> table = [] {
+        std::vector<double> t(171);
+        for (unsigned i = 0; i < t.size(); ++i) t[i] = boost::math::factorial<double>(i);
+        return t;
+    }();
+    return table[static_cast<std::size_t>(n)];
+}
+}  // namespace detail
+
 /// Two-sided exact p-value of Kendall's statistic with c concordant pairs
 /// among n values without ties (Kendall 1970: the number of permutations
 /// with k inversions, by cumulative sums).
@@ -34,8 +48,8 @@ inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
     const std::uint64_t tot = n * (n - 1) / 2;
     c = std::min(c, tot - c);
     if (n <= 2) return 1.0;
-    if (c == 0) return n < 171 ? 2.0 / boost::math::factorial<double>(static_cast<unsigned>(n)) : 0.0;
-    if (c == 1) return n < 172 ? 2.0 / boost::math::factorial<double>(static_cast<unsigned>(n - 1)) : 0.0;
+    if (c == 0) return n < 171 ? 2.0 / detail::factorial_of(n) : 0.0;
+    if (c == 1) return n < 172 ? 2.0 / detail::factorial_of(n - 1) : 0.0;
     if (4 * c == n * (n - 1)) return 1.0;
     // f[k]: permutations of j elements with k inversions (k <= c); for n >= 171
     // the counts overflow, so scipy keeps them divided by j! instead.
@@ -53,7 +67,7 @@ inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
     }
     double s = 0.0;
     for (double v : f) s += v;
-    const double p = !scaled ? 2.0 * s / boost::math::factorial<double>(static_cast<unsigned>(n)) : s;
+    const double p = !scaled ? 2.0 * s / detail::factorial_of(n) : s;
     return std::clamp(p, 0.0, 1.0);
 }
 

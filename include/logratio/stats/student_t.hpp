@@ -241,17 +241,23 @@ inline double t_quantile(double p, double df) {
 }
 
 /// The Student-t critical value t_{(1+confidence)/2, df} of a two-sided interval.
-/// The last (confidence, df) asked is remembered: the runs of a table
-/// mostly have the same length, and so the same df.
+/// The last 8 (confidence, df) asked are remembered: the runs of a table
+/// have few distinct lengths, and so few distinct df (each quantile is
+/// some 20 incomplete-beta evaluations).
 inline double t_critical(double confidence, double df) {
     if (!(df > 0) || !(confidence > 0 && confidence < 1)) return std::numeric_limits<double>::quiet_NaN();
-    thread_local double last_c = std::numeric_limits<double>::quiet_NaN(), last_df = 0, last_t = 0;
-    if (confidence != last_c || df != last_df) {
-        last_t = t_quantile(0.5 + confidence / 2.0, df);
-        last_c = confidence;
-        last_df = df;
-    }
-    return last_t;
+    struct entry {
+        double confidence = std::numeric_limits<double>::quiet_NaN(), df = 0, t = 0;
+    };
+    thread_local entry cache[8];
+    thread_local unsigned next = 0;
+    for (const auto& e : cache)
+        if (e.confidence == confidence && e.df == df) return e.t;
+    entry& e = cache[next++ % 8];
+    e.t = t_quantile(0.5 + confidence / 2.0, df);
+    e.confidence = confidence;
+    e.df = df;
+    return e.t;
 }
 
 }  // namespace stats
