@@ -16,7 +16,7 @@ LOGRATIO_NAMESPACE_BEGIN
 namespace stats {
 namespace detail {
 
-/// The search's sizes: 0 = the defaults (a band of at most max(16n, 4096)
+/// The search's sizes: 0 = the defaults (a band of at most max(64n, 4096)
 /// pairs is enumerated; samples of clamp(n, 1024, 2^22) pairs). Tests set
 /// them small to run every step of the search on small inputs.
 struct slope_selection_tuning {
@@ -107,7 +107,7 @@ inline std::vector<double> select_cluster(const slope_data& d, const std::vector
                                           double lo0, double hi0, const slope_selection_tuning& tune,
                                           slope_selection_trace& trace) {
     const std::uint64_t n = d.x.size();
-    const std::uint64_t limit = tune.limit ? tune.limit : std::max<std::uint64_t>(16 * n, 4096);
+    const std::uint64_t limit = tune.limit ? tune.limit : std::max<std::uint64_t>(64 * n, 4096);
     const std::size_t m =
         tune.sample ? tune.sample : static_cast<std::size_t>(std::clamp<std::uint64_t>(n, 1024, 1u << 22));
     splitmix rng{0x6C6F67726174696Full ^ (d.pairs * 0x9E3779B97F4A7C15ull) ^ k.front()};
@@ -164,7 +164,7 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
     const std::uint64_t z0 = d.negative, z1 = d.nonpositive;
     constexpr double tiny = 0x1p-460;
     const std::uint64_t n = d.x.size();
-    const std::uint64_t span = tune.limit ? tune.limit / 2 : std::max<std::uint64_t>(8 * n, 2048);
+    const std::uint64_t span = tune.limit ? tune.limit / 2 : std::max<std::uint64_t>(32 * n, 2048);
     const std::size_t m =
         tune.sample ? tune.sample : static_cast<std::size_t>(std::clamp<std::uint64_t>(n, 1024, 1u << 22));
     for (int side = 0; side < 2; ++side) {
