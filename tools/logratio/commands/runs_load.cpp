@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -12,6 +13,7 @@
 
 #include "../io/export_reader.hpp"
 #include "../io/files_read.hpp"
+#include "../io/sha256.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
 #include "../output/panel_table.hpp"
@@ -209,6 +211,57 @@ trackers::key_filter keys_for(const runs_args& a) {
     return trackers::key_filter(std::move(k));
 }
 
+/// Whether two runs were read from byte-identical files (a copied
+/// wandb/latest-run/, an export given twice): the size first, then SHA-256.
+bool same_bytes(const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const auto na = std::filesystem::file_size(a, ea), nb = std::filesystem::file_size(b, eb);
+    if (ea || eb || na != nb || a == b) return !ea && !eb && a == b;
+    return digest_file(a).sha256 == digest_file(b).sha256;
+}
+
+/// Runs of different inputs sharing a name (the HF Trainer names W&B runs
+/// after output_dir, often "."): one read from a file byte-identical to
+/// another's is read once; the rest are told apart by their id (W&B run id,
+/// MLflow run_uuid, else the path read; docs/trackers.md), each said.
+void tell_runs_apart(std::vector<read_input_t>& ins, std::vector<std::string>& notes) {
+    std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_name;  // name -> (input, run)
+    for (std::size_t i = 0; i < ins.size(); ++i)
+        if (!ins[i].exported && ins[i].d.kind == trackers::detected_input::history)
+            for (std::size_t r = 0; r < ins[i].d.set.runs.size(); ++r) by_name[ins[i].d.set.runs[r].name].push_back({i, r});
+    std::set<std::pair<std::size_t, std::size_t>> dropped;
+    for (auto& [name, at] : by_name) {
+        if (at.size() < 2) continue;
+        std::vector<std::pair<std::size_t, std::size_t>> kept;
+        for (const auto& x : at) {
+            const auto& run = ins[x.first].d.set.runs[x.second];
+            const auto twin = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
+                return same_bytes(ins[k.first].d.set.runs[k.second].source, run.source);
+            });
+            if (twin == kept.end()) {
+                kept.push_back(x);
+                continue;
+            }
+            notes.push_back(run.source + ": byte-identical to " + ins[twin->first].d.set.runs[twin->second].source +
+                            " (a copied log?): run '" + name + "' read once");
+            dropped.insert(x);
+        }
+        if (kept.size() < 2) continue;
+        std::string list;
+        for (const auto& k : kept) {
+            auto& run = ins[k.first].d.set.runs[k.second];
+            run.name = name + " (" + (run.id.empty() ? run.source : run.id) + ")";
+            list += (list.empty() ? "'" : ", '") + run.name + "'";
+        }
+        notes.push_back(std::to_string(kept.size()) + " runs of different inputs are named '" + name +
+                        "': told apart by run id as " + list);
+    }
+    for (auto it = dropped.rbegin(); it != dropped.rend(); ++it) {
+        auto& runs = ins[it->first].d.set.runs;
+        runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(it->second));
+    }
+}
+
 std::vector<read_input_t> read_inputs(const runs_args& a) {
     if (a.metrics.size() > 1 && std::find(a.metrics.begin(), a.metrics.end(), "all") != a.metrics.end())
         throw logratio::error("--metrics: 'all' takes every metric and cannot be combined with names");
@@ -402,7 +455,52 @@ void check_unique_runs(const std::vector<run_input>& runs) {
                                   "rename one, or give each export once)");
 }
 
+/// A long table's numbers as points: every numeric cell of a column other
+/// than run, group, update and attr:*, at the row's update.
+void table_points(const text_table& t, std::vector<point_row>& out) {
+    const auto rc = t.column("run"), uc = t.column("update");
+    if (!rc || !uc) throw logratio::error(t.path + ": a long table needs 'run' and 'update' columns");
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& name = t.columns[c];
+        if (c == *rc || c == *uc || name == "group" || name.rfind("attr:", 0) == 0) continue;
+        for (std::size_t i = 0; i < t.row_count(); ++i) {
+            const auto v = cell_number(t.cell(i, c));
+            const auto u = cell_number(t.cell(i, *uc));
+            if (v && u) out.push_back({std::string(t.cell(i, *rc)), name, *u, *v});
+        }
+    }
+}
+
 }  // namespace
+
+points_read load_points(const runs_args& a) {
+    runs_args every = a;
+    every.metrics = {"all"};  // every key of every history
+    auto ins = read_inputs(every);
+    points_read out;
+    tell_runs_apart(ins, out.notes);
+    for (auto& in : ins) {
+        if (in.exported)
+            throw logratio::error(in.path + ": --points lists what tracker readers read; this is a logratio export "
+                                  "(its updates.csv is the table)");
+        if (in.d.kind == trackers::detected_input::dumps)
+            throw logratio::error(in.path + ": --points lists what tracker readers read; for a directory of dumps "
+                                  "`logratio panel --each DIR --csv FILE` writes their panels");
+        if (in.d.kind == trackers::detected_input::long_table) {
+            out.inputs.push_back({in.path, "long table"});
+            table_points(in.d.table, out.rows);
+            continue;
+        }
+        out.inputs.push_back({in.path, in.d.set.reader});
+        for (const auto& r : in.d.set.runs) {
+            if (r.metrics.empty()) out.notes.push_back(in.path + ": run '" + r.name + "' logged no history");
+            for (const auto& [metric, pts] : r.metrics)
+                for (const auto& p : pts) out.rows.push_back({r.name, metric, static_cast<double>(p.step), p.value});
+        }
+        out.notes.insert(out.notes.end(), in.d.set.notes.begin(), in.d.set.notes.end());
+    }
+    return out;
+}
 
 loaded_runs load_runs(const runs_args& a) {
     loaded_runs L;
@@ -410,6 +508,7 @@ loaded_runs load_runs(const runs_args& a) {
     L.compare = a.compare;
     std::vector<std::string> notes;
     auto ins = read_inputs(a);
+    tell_runs_apart(ins, notes);
     std::vector<std::vector<dump_panel>> ds(ins.size());
     std::vector<dump_panel> all_dumps;
     for (std::size_t i = 0; i < ins.size(); ++i)

@@ -177,6 +177,8 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         if (n == names.end()) continue;
         const std::string& name = n->second;
         auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
+        b.run().id = d.filename().string();  // the run_uuid
+        b.keep_latest_by_time();
         read_mlflow_attributes(d, b.run(), out.notes);
         for (const auto& f : metric_files.at(run_key(d))) {
             const std::string key = relative_name(f, d / "metrics");
@@ -184,7 +186,7 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         }
     }
     if (runs.empty()) throw logratio::format_error(path + ": no live MLflow run has metrics (metrics/<key> files)");
-    out.runs = finish_runs(runs);
+    out.runs = finish_runs(runs, &out.notes);
     return out;
 }
 

@@ -383,6 +383,7 @@ run_history finish_run(run_builder& b, std::vector<std::string>& notes) {
     run_history run;
     run.name = b.name;
     run.source = b.source;
+    run.id = b.source;  // TensorBoard has no run id: the run directory is one
     run.step_name = "TensorBoard step";
     run.attributes = std::move(b.attributes);
     if (!b.changed.empty()) notes.push_back(changed_attributes_note("TensorBoard run '" + b.name + "'", b.changed));
