@@ -455,6 +455,58 @@ void check_unique_runs(const std::vector<run_input>& runs) {
                                   "rename one, or give each export once)");
 }
 
+/// --position: each run keeps the updates at that position in their batch
+/// (position = (step + --update-offset) mod --steps-per-batch); a run left
+/// with none is an error naming the options (a 1-based step axis needs
+/// --update-offset -1 to put the first update of a batch at position 0).
+void keep_positions(const runs_args& a, std::vector<std::vector<run_input>>& per_metric) {
+    for (std::size_t m = 0; m < per_metric.size(); ++m)
+        for (auto& r : per_metric[m]) {
+            if (r.series.update.empty()) continue;
+            if (r.position.size() != r.series.update.size())
+                throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
+            const double first = r.series.update.front();
+            keep_position(r, *a.position);
+            if (m == 0 && r.series.update.empty())
+                throw logratio::error(logratio::detail::concat(
+                    "run '", r.series.run, "': --position ", *a.position, " with --steps-per-batch ",
+                    a.history.steps_per_batch, " and --update-offset ", a.history.update_offset,
+                    " keeps no update (position = (step + offset) mod P; its first update is ", first,
+                    "); a 1-based step needs --update-offset -1"));
+        }
+}
+
+/// A group of one run has no spread between runs (its "CI" is that run's
+/// alone), and a comparison of one run against one run is not a comparison
+/// of groups: each is said (a W&B run directory read as a group of its own
+/// once printed a "group comparison" without a word).
+void single_run_notes(const std::string& compare, const std::vector<run_input>& runs, std::vector<std::string>& notes) {
+    std::vector<std::string> order;
+    std::map<std::string, std::size_t> count;
+    for (const auto& r : runs)
+        if (count[r.series.group]++ == 0) order.push_back(r.series.group);
+    std::vector<std::string> single;
+    for (const auto& g : order)
+        if (count[g] == 1) single.push_back(g);
+    if (single.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < single.size() && i < 10; ++i) list += (i ? ", '" : "'") + single[i] + "'";
+    if (single.size() > 10) list += ", ...";
+    notes.push_back(std::to_string(single.size()) + " group(s) of a single run (" + list +
+                    "): a group's interval needs 2 or more runs; with one it is that run alone");
+    std::string a, b;
+    if (const auto comma = compare.find(','); comma != std::string::npos) {
+        a = compare.substr(0, comma);
+        b = compare.substr(comma + 1);
+    } else if (order.size() >= 2) {
+        a = order[0];
+        b = order[1];
+    }
+    if (!a.empty() && count[a] == 1 && count[b] == 1)
+        notes.push_back("the comparison " + a + " vs " + b + " is of 1 run against 1 run: a difference between two "
+                        "runs, not between groups (give more runs per group, or --group-pattern)");
+}
+
 /// A long table's numbers as points: every numeric cell of a column other
 /// than run, group, update and attr:*, at the row's update.
 void table_points(const text_table& t, std::vector<point_row>& out) {
@@ -529,20 +581,10 @@ loaded_runs load_runs(const runs_args& a) {
     settle_groups(a, per_metric[0], notes);
     for (std::size_t m = 1; m < metrics.size(); ++m)
         for (std::size_t i = 0; i < per_metric[m].size(); ++i) per_metric[m][i].series.group = per_metric[0][i].series.group;
-    if (a.position)
-        for (auto& runs : per_metric)
-            for (auto& r : runs) {
-                if (r.series.update.empty()) continue;
-                if (r.position.size() != r.series.update.size())
-                    throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
-                keep_position(r, *a.position);
-            }
+    if (a.position) keep_positions(a, per_metric);
     if (per_metric[0].empty()) throw logratio::error("no runs in the inputs");
-    if (a.position && !std::any_of(per_metric[0].begin(), per_metric[0].end(),
-                                   [](const run_input& r) { return !r.series.update.empty(); }))
-        throw logratio::error("--position " + std::to_string(*a.position) + " keeps no update of any run (position = the "
-                              "logged step mod --steps-per-batch)");
     keep_runs_with_enough_updates(L, per_metric);
+    single_run_notes(L.compare, per_metric[0], notes);
     L.runs = std::move(per_metric[0]);
     for (std::size_t m = 1; m < metrics.size(); ++m) L.others.push_back({metrics[m], std::move(per_metric[m])});
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());

@@ -202,7 +202,10 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
         const double u = step + o.update_offset;
         out.series.update.push_back(u);
         out.series.value.push_back(c.value);
-        out.position.push_back(static_cast<long>(((st % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch));
+        // the position of the update (after --update-offset, as documented): 1-based TRL steps
+        // with --update-offset -1 put step 1 at position 0
+        const auto su = static_cast<std::int64_t>(std::floor(u));
+        out.position.push_back(static_cast<long>(((su % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch));
         if (c.grad == 0.0) out.zero_grad_norm.push_back(u);
     }
     if (no_step)
