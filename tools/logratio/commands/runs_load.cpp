@@ -136,6 +136,27 @@ std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, 
     return out;
 }
 
+/// NaN values a history logged for the metrics analysed (a diverged step, a
+/// tracker's "NaN"): they are no value, left out of every statistic -- and
+/// counted here, per metric, so that none is dropped without a word.
+void nan_value_notes(const trackers::history_set& set, const std::vector<std::string>& metrics,
+                     std::vector<std::string>& notes) {
+    for (const auto& metric : metrics) {
+        std::size_t nans = 0, runs = 0;
+        for (const auto& h : set.runs) {
+            const auto m = h.metrics.find(metric);
+            if (m == h.metrics.end()) continue;
+            const auto n = static_cast<std::size_t>(
+                std::count_if(m->second.begin(), m->second.end(), [](const trackers::point& p) { return std::isnan(p.value); }));
+            nans += n;
+            runs += n > 0;
+        }
+        if (nans)
+            notes.push_back(logratio::detail::concat(set.input, ": ", nans, " logged value(s) of '", metric, "' in ", runs,
+                                                     " run(s) are NaN: left out of the statistics"));
+    }
+}
+
 /// The runs of one tracker history for the mismatch metric and each other
 /// metric; says on stderr which reader took the input.
 void runs_from_history(const runs_args& a, const trackers::history_set& set, const std::vector<std::string>& metrics,
@@ -172,6 +193,7 @@ void runs_from_history(const runs_args& a, const trackers::history_set& set, con
         }
         ++taken;
     }
+    nan_value_notes(set, metrics, notes);
     std::string how;
     for (const auto& [st, n] : steps_used)
         how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");

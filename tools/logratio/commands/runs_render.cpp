@@ -147,7 +147,7 @@ report_table run_table(const metric_analysis& m) {
         t.rows.push_back({r.run, r.group, std::to_string(r.updates), cell4(r.summary.mean), cell4(r.summary.max),
                           fmt(r.ols.slope, "%.3g"),
                           "[" + fmt(r.ols.slope_ci_low, "%.3g") + ", " + fmt(r.ols.slope_ci_high, "%.3g") + "]",
-                          fmt(r.kendall.tau, "%.3f"), fmt(r.kendall.pvalue, "%.2g")});
+                          fmt(r.kendall.tau, "%.3f"), p_cell(r.kendall.pvalue)});
     return t;
 }
 
@@ -184,8 +184,8 @@ report_section strata_section(const evidence& e, const std::string& axis) {
         auto t = group_table(m, axis);
         if (st.analysis.comparison) {
             const auto& c = *st.analysis.comparison;
-            t.caption += "; " + c.a + " - " + c.b + ": level " + fmt(c.means.mean_diff, "%.3g") + " (Welch p = " +
-                         fmt(c.means.pvalue, "%.2g") + "), slope Welch p = " + fmt(c.slopes.pvalue, "%.2g");
+            t.caption += "; " + c.a + " - " + c.b + ": level " + fmt(c.means.mean_diff, "%.3g") + " (Welch " +
+                         p_phrase(c.means.pvalue) + "), slope Welch " + p_phrase(c.slopes.pvalue);
         }
         s.tables.push_back(std::move(t));
     }

@@ -76,7 +76,11 @@ void long_format_runs(const text_table& t, const std::string& metric, std::vecto
         const std::string group = gc ? std::string(t.cell(i, *gc)) : std::string("all");
         if (run.empty()) throw format_error(concat(t.path, ": line ", t.line[i], ": empty 'run' cell"));
         const double u = parse_cell(t, i, *uc);
-        if (!std::isfinite(u)) throw format_error(concat(t.path, ": line ", t.line[i], ": missing 'update' cell"));
+        if (!std::isfinite(u))  // an empty cell is missing; "nan" or "inf" is a value, said as one
+            throw format_error(t.cell(i, *uc).empty()
+                                   ? concat(t.path, ": line ", t.line[i], ": missing 'update' cell")
+                                   : concat(t.path, ": line ", t.line[i], ": 'update' is ", u, " (the update column "
+                                            "needs a finite number)"));
         auto dup = seen.emplace(std::make_pair(run, u), t.line[i]);
         if (!dup.second)
             throw format_error(concat(t.path, ": run '", run, "' update ", u, " appears on lines ", dup.first->second,

@@ -82,7 +82,10 @@ std::string choose_metric(const std::vector<const history_set*>& sets, const std
     for (const auto& m : mismatch_metrics()) known += (known.empty() ? "" : ", ") + std::string(m.name);
     const run_history* first = sets.empty() || sets[0]->runs.empty() ? nullptr : &sets[0]->runs[0];
     throw logratio::error("no known mismatch metric in the runs (looked for " + known +
-                          "); name one with --metric" + (first ? " (run '" + first->name + "' has: " + metric_list(*first) + ")" : ""));
+                          "); name one with --metric" + (!first ? std::string()
+                                                        : first->metrics.empty() && first->unread.empty()
+                                                            ? " (run '" + first->name + "' logged no history)"
+                                                            : " (run '" + first->name + "' has: " + metric_list(*first) + ")"));
 }
 
 namespace {
