@@ -31,6 +31,8 @@ const std::vector<known_metric>& step_metrics() {
         {"rollout/step", "slime's rollout/step"},
         {"training/global_step", "verl's training/global_step"},
         {"train/global_step", "TRL/OpenRLHF train/global_step"},
+        // W&B sync_tensorboard logs the TensorBoard step as global_step (CleanRL, Stable-Baselines3)
+        {"global_step", "sync_tensorboard's global_step"},
     };
     return m;
 }
