@@ -91,8 +91,8 @@ std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs, s
         if (notes && b.duplicates_resolved())
             notes->push_back(logratio::detail::concat(
                 "run '", name, "': ", b.duplicates_resolved(),
-                " (metric, step) pair(s) logged twice with different values: the latest by timestamp kept, as "
-                "MLflow shows it"));
+                " (metric, step) pair(s) logged twice with different values: the latest by timestamp kept (on a tie "
+                "the larger value), as MLflow shows it"));
     }
     return out;
 }
