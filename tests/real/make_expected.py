@@ -16,6 +16,8 @@ What each tracker shows, and so what the table holds:
   TensorBoard  every scalar (simple_value, or a tensor summary of the
            "scalars" plugin) by event step; a step logged twice keeps the
            later wall time, as TensorBoard's scalar chart shows the latest.
+  MLflow   every metric file's points of the live runs (deleted ones hidden,
+           as MLflow hides them), a (key, step) twice: the latest.
   Trainer  every numeric log_history value but 'step' (booleans 1/0) at its
            'step', from the state recording the largest global_step.
 """
@@ -262,6 +264,50 @@ def trainer_points(run_dir, run):
     return [(run, s, k, v) for (s, k), v in out.items()]
 
 
+# --- MLflow file store ---------------------------------------------------------
+# mlflow/mlflow mlflow/store/tracking/file_store.py: <experiment>/<run>/meta.yaml
+# (lifecycle_stage: deleted runs are hidden), metrics/<key> (key slashes are
+# subdirectories) with lines "<timestamp ms> <value> <step>", tags/mlflow.runName
+# (else meta.yaml's run_name, else the run id). A (key, step) logged twice: the
+# latest by (timestamp, value), as SqlAlchemyStore._update_latest_metrics_if_necessary
+# orders metrics (mlflow/mlflow @b1669059 mlflow/store/tracking/sqlalchemy_store.py).
+def meta_field(path, field):
+    with open(path) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return line.split(":", 1)[1].strip().strip("'\"")
+    return ""
+
+
+def mlflow_points(mlruns):
+    out = []
+    for exp in sorted(os.listdir(mlruns)):
+        ed = os.path.join(mlruns, exp)
+        if exp.startswith(".") or not os.path.isdir(ed):
+            continue
+        for run_id in sorted(os.listdir(ed)):
+            rd = os.path.join(ed, run_id)
+            md = os.path.join(rd, "metrics")
+            if not os.path.isdir(md) or meta_field(os.path.join(rd, "meta.yaml"), "lifecycle_stage") == "deleted":
+                continue
+            tag = os.path.join(rd, "tags", "mlflow.runName")
+            name = open(tag).read().strip() if os.path.exists(tag) else (
+                meta_field(os.path.join(rd, "meta.yaml"), "run_name") or run_id)
+            for d, _, files in os.walk(md):
+                for fn in files:
+                    key = os.path.relpath(os.path.join(d, fn), md).replace(os.sep, "/")
+                    best = {}
+                    for line in open(os.path.join(d, fn)):
+                        if not line.strip():
+                            continue
+                        ts, v, st = (line.split() + ["0"])[:3]
+                        cand = (int(ts), float(v))
+                        if int(st) not in best or cand > best[int(st)]:
+                            best[int(st)] = cand
+                    out += [(name, st, key, c[1]) for st, c in best.items()]
+    return out
+
+
 # --- the real files ----------------------------------------------------------
 WANDB_RUN = "wandb/conceptppo/wandb/run-20230723_093735-mxaehod4"
 TB_FILE = "events.out.tfevents.1690076260.autodl-container-71644691e8-32af8c29.1260.0"
@@ -271,6 +317,8 @@ DATASETS = [
      lambda: wandb_points(os.path.join(REAL, WANDB_RUN, "run-mxaehod4.wandb"))),
     ("tensorboard_conceptppo", WANDB_RUN + "/files",
      lambda: tensorboard_points(os.path.join(REAL, WANDB_RUN, "files", TB_FILE), "files")),
+    ("mlflow_packt", "mlflow/packt-hyperparameter-tuning",
+     lambda: mlflow_points(os.path.join(REAL, "mlflow/packt-hyperparameter-tuning/mlruns"))),
     ("trainer_bart_samsum", "trl/bart-large-cnn-samsum",
      lambda: trainer_points(os.path.join(REAL, "trl/bart-large-cnn-samsum"), "bart-large-cnn-samsum")),
 ]
