@@ -5,11 +5,7 @@ no fewer, each value equal to 1e-12 relative (NaN equal to NaN), and the
 notes holding each given regular expression.
 
 Usage: check_points.py LOGRATIO EXPECTED.tsv [--note REGEX]... -- ARGS...
-       check_points.py LOGRATIO --doc DOC.md ROOT   (every command of the
-       page's sh blocks runs from ROOT and exits 0; build/test/bin/logratio
-       in them is LOGRATIO)
 """
-import os
 import json
 import math
 import re
@@ -21,28 +17,7 @@ def value(text):
     return float(text) if not isinstance(text, str) else float(text.replace("nan", "nan"))
 
 
-def check_doc(tool, doc, root):
-    bad = n = 0
-    block = False
-    for line in open(doc):
-        if line.startswith("```"):
-            block = line.strip() == "```sh"
-            continue
-        if not block or not line.strip():
-            continue
-        cmd = line.strip().replace("build/test/bin/logratio", tool)
-        n += 1
-        p = subprocess.run(cmd, shell=True, cwd=root, capture_output=True, text=True)
-        if p.returncode != 0:
-            print("exit %d: %s\n%s" % (p.returncode, cmd, p.stderr[-2000:]))
-            bad += 1
-    print("%d of %d commands of %s exit 0" % (n - bad, n, doc))
-    return 1 if bad or n == 0 else 0
-
-
 def main():
-    if sys.argv[2] == "--doc":
-        return check_doc(os.path.abspath(sys.argv[1]), sys.argv[3], sys.argv[4])
     tool, expected_path = sys.argv[1], sys.argv[2]
     rest = sys.argv[3:]
     split = rest.index("--")
