@@ -336,8 +336,8 @@ def py_mlflow_db(paths, pb):
 LAYOUTS = [
     ("W&B history CSV", "wandb_csv", write_wandb_csv, 12500, py_csv),
     ("long CSV table", "long_csv", write_long_csv, 12500, py_long_csv),
-    ("W&B JSON Lines", "wandb_jsonl", write_wandb_jsonl, 5000, py_jsonl),
-    ("verl JSONL", "verl_jsonl", write_verl_jsonl, 5000, py_jsonl),
+    ("W&B JSON Lines", "wandb_jsonl", write_wandb_jsonl, 6000, py_jsonl),
+    ("verl JSONL", "verl_jsonl", write_verl_jsonl, 6000, py_jsonl),
     ("TRL trainer_state.json", "trl", write_trl, 5500, py_trl),
     ("MLflow file store", "mlruns", write_mlflow_files, 7000, py_mlflow_files),
     ("MLflow SQLite", "mlflow_db", write_mlflow_db, 2500, py_mlflow_db),
