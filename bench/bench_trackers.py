@@ -11,6 +11,12 @@ Prints one line per layout: layout, MB, wall seconds, CPU seconds (user +
 sys of the tool: the honest figure on a shared, loaded machine), reading
 CPU seconds (minus the first line: the same statistics on a long table of
 the one metric), MB read per reading second, max RSS.
+
+  bench/bench_trackers.py LOGRATIO --readers [--repeat 3] [--baseline OTHER_LOGRATIO] [--only LAYOUT...]
+
+is the reading benchmark instead (bench_trackers_readers.py): every layout
+at 100 MB+, read by `logratio runs --list-attributes --json` beside a Python
+reader of the same format, MB/s and records/s per CPU second, the ratio.
 """
 import argparse
 import json
@@ -138,11 +144,13 @@ def main():
                          "beside a Python reader); --work defaults to /tmp/logratio_bench_readers there")
     ap.add_argument("--scale", type=float, default=1.0, help="--readers: steps per run x SCALE (1: 100 MB+ each)")
     ap.add_argument("--only", nargs="*", default=[], help="--readers: these layouts only (directory names)")
+    ap.add_argument("--baseline", help="--readers: another logratio binary timed in the same run (e.g. main's)")
+    ap.add_argument("--markdown", action="store_true", help="--readers: also the table as Markdown (bench/RESULTS.md)")
     a = ap.parse_args()
     if a.readers:
         import bench_trackers_readers as br
         work = a.work if a.work != ap.get_default("work") else "/tmp/logratio_bench_readers"
-        br.run(a.logratio, work, a.repeat, a.keep, a.scale, a.only)
+        br.run(a.logratio, work, a.repeat, a.keep, a.scale, a.only, a.baseline, a.markdown)
         return
     if not a.keep:
         shutil.rmtree(a.work, ignore_errors=True)

@@ -346,6 +346,13 @@ LAYOUTS = [
 ]
 
 
+PY_READER = {
+    "wandb_csv": "csv module + float()", "long_csv": "csv module + float()", "wandb_jsonl": "json.loads per line",
+    "verl_jsonl": "json.loads per line", "trl": "json.load", "mlruns": "split + int/float per line",
+    "mlflow_db": "sqlite3 fetchall", "tensorboard": "python3-protobuf Event", "wandb_offline": "python3-protobuf Record + json.loads",
+}
+
+
 def du(path):
     if os.path.isfile(path):
         return os.path.getsize(path)
@@ -392,11 +399,14 @@ def prepared(work, keep, scale, name, writer, steps):
     return info
 
 
-def run(exe, work, repeat, keep, scale, only):
+def run(exe, work, repeat, keep, scale, only, baseline=None, markdown=False):
+    """One line per layout; `baseline`: another logratio binary (e.g. main's)
+    timed in the same run, its MB/s in a last column."""
     os.makedirs(work, exist_ok=True)
     pb = compiled_protos(work)
+    rows = []
     print(f"{'layout':24s} {'MB':>6s} {'MB/s':>7s} {'records/s':>11s} {'Python MB/s':>11s} {'Python rec/s':>12s} "
-          f"{'ratio':>6s}")
+          f"{'ratio':>6s}" + (f" {'baseline MB/s':>13s}" if baseline else ""))
     for label, name, writer, steps, reader in LAYOUTS:
         if only and name not in only:
             continue
@@ -411,5 +421,14 @@ def run(exe, work, repeat, keep, scale, only):
         if n != info["records"]:
             sys.exit(f"{label}: the Python reader read {n} records, {info['records']} were written")
         mb = info["bytes"] / 1e6
-        print(f"{label:24s} {mb:6.0f} {mb / lr:7.0f} {n / lr:11.3g} {mb / py:11.1f} {n / py:12.3g} {py / lr:6.1f}")
+        base = f" {mb / min(logratio_cpu(baseline, paths, info['extra'], work) for _ in range(repeat)):13.0f}" \
+            if baseline else ""
+        print(f"{label:24s} {mb:6.0f} {mb / lr:7.0f} {n / lr:11.3g} {mb / py:11.1f} {n / py:12.3g} {py / lr:6.1f}{base}")
         sys.stdout.flush()
+        rows.append(f"| {label} | {mb:.0f} | {mb / lr:.0f} | {n / lr:.3g} | {PY_READER[name]} | {mb / py:.1f} | "
+                    f"{py / lr:.1f} |" + (f" {base.strip()} |" if baseline else ""))
+    if markdown:
+        print("\n| layout | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
+              (" baseline MB/s |" if baseline else ""))
+        print("|---|---|---|---|---|---|---|" + ("---|" if baseline else ""))
+        print("\n".join(rows))

@@ -218,23 +218,23 @@ text_table read_table(const std::string& path) {
     return parse_csv(text, path);
 }
 
-std::optional<double> cell_number(std::string_view s) {
+bool cell_double(std::string_view s, double& x) {
     const char* b = s.data();
     const char* e = b + s.size();
     while (b < e && (*b == ' ' || *b == '\t')) ++b;
     while (e > b && (e[-1] == ' ' || e[-1] == '\t')) --e;
-    if (b == e) return std::nan("");
+    if (b == e) return x = std::nan(""), true;
     if (b + 1 < e && *b == '+' && b[1] != '-') ++b;  // strtod's '+'
-    double x = 0;
-    if (parse_double(b, e, x) == e) return x;  // overflow is +-inf, underflow rounds to 0 (as strtod)
+    if (parse_double(b, e, x) == e) return true;     // overflow is +-inf, underflow rounds to 0 (as strtod)
     const std::string_view t(b, static_cast<std::size_t>(e - b));
-    if (t == "null" || t == "None" || t == "NA") return std::nan("");  // "nan", "NaN" parse as NaN above
-    return std::nullopt;
+    if (t == "null" || t == "None" || t == "NA") return x = std::nan(""), true;  // "nan", "NaN" parse as NaN above
+    return false;
 }
 
 double parse_cell(const text_table& t, std::size_t row, std::size_t col) {
     const std::string_view s = t.cell(row, col);
-    if (const auto x = cell_number(s)) return *x;
+    double x = 0;
+    if (cell_double(s, x)) return x;
     const auto b = s.find_first_not_of(" \t");
     const std::string v(s.substr(b, s.find_last_not_of(" \t") - b + 1));
     throw logratio::format_error(logratio::detail::concat(t.path, ": line ", t.line[row], ", column '",
