@@ -86,6 +86,9 @@ TEST_CASE("JSON Lines: errors are json_scanner's, naming file and line, on eithe
         "{\"_step\": 0, \"a\": [1, 2,]}\n",        // inside an array
         "{\"_step\": 0, \"a\": \"\\udc00\"}\n",    // a lone low surrogate
         "{\"_step\": 0, \"a\": \"\xC3\x28\"}\n",   // ill-formed UTF-8
+        std::string("{\"_step\": 0, \"a\": \"x") + char(1) + "y\"}\n",  // a raw control character in a string
+        "{\"_step\": 0, \"a\": 1}\f\n",                  // a form feed (not JSON whitespace)
+        "{\"_step\": 0}\n\xEF\xBB\xBF{\"_step\": 1}\n",    // a byte-order mark inside the file
         "[1]\n{\"_step\": 0}\n",                   // not an object (an array file: one path)
         "{\"_step\": 0}\n5\n",                     // a line that is not an object
         "{\"a\": 1}\n",                            // no step

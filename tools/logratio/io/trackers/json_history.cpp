@@ -54,8 +54,8 @@ struct json_records_reader {
     /// The series an entry's key went to in the previous record, by the
     /// entry's position: records of a history repeat their keys in one
     /// order, so a key is compared once instead of looked up in the run's
-    /// map and the key filter (half the reading time of a W&B JSON Lines
-    /// file with 50 metrics before, in memcmp).
+    /// map and the key filter (those string compares, memcmp, were a fifth
+    /// of the reading time of a W&B JSON Lines file with 50 metrics).
     struct key_slot {
         const run_builder* builder = nullptr;
         std::string key;
