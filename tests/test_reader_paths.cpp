@@ -58,9 +58,13 @@ void same_both_ways(const std::string& text, const tr::key_filter& keys = tr::ke
 
 TEST_CASE("JSON Lines: simdjson and json_scanner read every record the same") {
     const std::string w = R"({"_step": 0, "_timestamp": 1764000000.5, "a": 0.1, "b": -0, "c": -0.0, "d": 1e-400, )"
-                          R"("e": -1e-400, "f": 4e-320, "g": 18446744073709551615, "h": 123456789012345678901234567890, )"
+                          R"("e": -1e-400, "f": 4e-320, "g": 18446744073709551615, )"
                           R"("i": true, "j": false, "k": null, "s": "text", "arr": [1, [2, {"x": 3}]], )"
-                          R"("m": {"_type": "histogram", "bins": [1, 2]}, "n": {"x": {"y": 2.5}}, "u": "\u00e9\ud83d\ude00"})";
+                          R"("m": {"_type": "histogram", "bins": [1, 2]}, "n": {"x": {"y": 2.5}}, "u": "é"})";
+    // (no backslash, no integer beyond 64 bits in `w`: simdjson refuses such a line and
+    // json_scanner reads it on both paths; they are tested apart)
+    same_both_ways(R"({"_step": 0, "h": 123456789012345678901234567890, "a": 1})" "\n");
+    same_both_ways(R"({"_step": 0, "u": "\u00e9\ud83d\ude00", "a": 1})" "\n");
     same_both_ways(w + "\n" + R"({"_step": 1, "a": 0.30000000000000004, "b": 2.2250738585072011e-308})" + "\n");
     // Python's NaN tokens (simdjson refuses them: json_scanner reads the line)
     same_both_ways(R"({"_step": 0, "a": NaN, "b": Infinity, "c": -Infinity})" "\n" R"({"_step": 1, "a": 1})" "\n");
