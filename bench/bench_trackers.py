@@ -145,7 +145,7 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="--readers: steps per run x SCALE (1: 100 MB+ each)")
     ap.add_argument("--only", nargs="*", default=[], help="--readers: these layouts only (directory names)")
     ap.add_argument("--baseline", help="--readers: another logratio binary timed in the same run (e.g. main's)")
-    ap.add_argument("--markdown", action="store_true", help="--readers: also the table as Markdown (bench/RESULTS.md)")
+    ap.add_argument("--markdown", action="store_true", help="--readers: also the table as Markdown (bench/READERS.md)")
     a = ap.parse_args()
     if a.readers:
         import bench_trackers_readers as br
