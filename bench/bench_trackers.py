@@ -62,16 +62,7 @@ def write_layouts(work, runs, steps, metrics):
                 rec.update(zip(names, row))
                 f.write(json.dumps(rec) + "\n")
         # MLflow file store
-        d = f"{work}/mlruns/1/{name.replace(' ', '_')}"
-        os.makedirs(f"{d}/tags", exist_ok=True)
-        with open(f"{d}/meta.yaml", "w") as f:
-            f.write(f"run_name: {name}\n")
-        with open(f"{d}/tags/mlflow.runName", "w") as f:
-            f.write(name)
-        for k, m in enumerate(names):
-            os.makedirs(os.path.dirname(f"{d}/metrics/{m}"), exist_ok=True)
-            with open(f"{d}/metrics/{m}", "w") as f:
-                f.write("".join(f"{int((T0 + 10 * s) * 1000)} {row[k]!r} {s + 1}\n" for s, row in enumerate(rows)))
+        bw.write_mlflow_file_run(f"{work}/mlruns/1/{name.replace(' ', '_')}", name, names, rows, T0)
         # TRL trainer_state.json
         d = f"{work}/trl/{group}/{name}/checkpoint-{steps}"
         os.makedirs(d, exist_ok=True)

@@ -123,16 +123,7 @@ def write_trl(d, runs, steps, m):
 def write_mlflow_files(d, runs, steps, m):
     names = metric_names(m)
     for name, group, rows in run_rows(runs, steps, m):
-        rd = f"{d}/1/{name}"
-        os.makedirs(f"{rd}/tags", exist_ok=True)
-        with open(f"{rd}/meta.yaml", "w") as f:
-            f.write(f"run_name: {name}\n")
-        with open(f"{rd}/tags/mlflow.runName", "w") as f:
-            f.write(name)
-        for k, key in enumerate(names):
-            os.makedirs(os.path.dirname(f"{rd}/metrics/{key}"), exist_ok=True)
-            with open(f"{rd}/metrics/{key}", "w") as f:
-                f.writelines(f"{int((T0 + 10 * s) * 1000)} {row[k]!r} {s + 1}\n" for s, row in enumerate(rows))
+        bw.write_mlflow_file_run(f"{d}/1/{name}", name, names, rows, T0)
     return [d], runs * steps * m, []
 
 
@@ -217,21 +208,26 @@ def compiled_protos(work):
     return lrbench_pb2
 
 
+def file_bytes(path):
+    """The bytes of every file under path, one file at a time."""
+    for d, _, fs in os.walk(path):
+        for f in fs:
+            with open(os.path.join(d, f), "rb") as fh:
+                yield fh.read()
+
+
 def py_tensorboard(paths, pb):
     n = 0
     ev = pb.Event()
-    for d, _, fs in os.walk(paths[0]):
-        for f in fs:
-            with open(os.path.join(d, f), "rb") as fh:
-                data = fh.read()
-            pos, end = 0, len(data)
-            while pos < end:
-                (length,) = struct.unpack_from("<Q", data, pos)
-                ev.ParseFromString(data[pos + 12:pos + 12 + length])
-                pos += 16 + length
-                for v in ev.summary.value:
-                    x = v.simple_value if v.HasField("simple_value") else v.tensor.float_val[0]
-                n += 1
+    for data in file_bytes(paths[0]):
+        pos, end = 0, len(data)
+        while pos < end:
+            (length,) = struct.unpack_from("<Q", data, pos)
+            ev.ParseFromString(data[pos + 12:pos + 12 + length])
+            pos += 16 + length
+            for v in ev.summary.value:
+                x = v.simple_value if v.HasField("simple_value") else v.tensor.float_val[0]
+            n += 1
     return n
 
 
@@ -261,15 +257,12 @@ def wandb_records(data):
 def py_wandb(paths, pb):
     n = 0
     rec = pb.Record()
-    for d, _, fs in os.walk(paths[0]):
-        for f in fs:
-            with open(os.path.join(d, f), "rb") as fh:
-                data = fh.read()
-            for r in wandb_records(data):
-                rec.ParseFromString(r)
-                if rec.HasField("history"):
-                    row = {it.key: json.loads(it.value_json) for it in rec.history.item}
-                n += 1
+    for data in file_bytes(paths[0]):
+        for r in wandb_records(data):
+            rec.ParseFromString(r)
+            if rec.HasField("history"):
+                row = {it.key: json.loads(it.value_json) for it in rec.history.item}
+            n += 1
     return n
 
 
