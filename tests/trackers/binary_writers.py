@@ -443,3 +443,19 @@ if __name__ == "__main__":
     here = os.path.dirname(os.path.abspath(__file__))
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "data", "trackers", "binary")
     print(json.dumps(make_test_data(outdir), indent=1))
+
+
+def write_mlflow_file_run(rd, name, names, rows, t0):
+    """One run of an MLflow file store: meta.yaml, the runName tag, and a
+    metric file per name ("<ms timestamp> <value> <step>" lines, steps 1..n,
+    a row every 10 s from t0)."""
+    import os
+    os.makedirs(f"{rd}/tags", exist_ok=True)
+    with open(f"{rd}/meta.yaml", "w") as f:
+        f.write(f"run_name: {name}\n")
+    with open(f"{rd}/tags/mlflow.runName", "w") as f:
+        f.write(name)
+    for k, key in enumerate(names):
+        os.makedirs(os.path.dirname(f"{rd}/metrics/{key}"), exist_ok=True)
+        with open(f"{rd}/metrics/{key}", "w") as f:
+            f.writelines(f"{int((t0 + 10 * s) * 1000)} {row[k]!r} {s + 1}\n" for s, row in enumerate(rows))
