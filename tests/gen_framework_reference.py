@@ -130,6 +130,12 @@ def make_rejection(data, seed=20261206, rows=23, cols=61):
     write_safetensors(os.path.join(data, "rejection/padded.safetensors"),
                       {"train_logprobs": train.astype(np.float32), "rollout_logprobs": rollout.astype(np.float32),
                        "mask": mask})
+    # the same with a float mask holding 0.5 at row 1, column 2: an error naming the place
+    half = mask.astype(np.float32)
+    half[1, 2] = 0.5
+    write_safetensors(os.path.join(data, "rejection/mask_half.safetensors"),
+                      {"train_logprobs": train.astype(np.float32), "rollout_logprobs": rollout.astype(np.float32),
+                       "mask": half})
 
 
 def make_named(data):

@@ -59,3 +59,9 @@ cli_fails(mode_geometric_bn "tis_batch_normalize at geometric level"
 cli_fails(mode_flavour_mismatch "--flavour verl does not match --mode trl:token_mask"
           correct ${data}/small/padded.safetensors --flavour verl --mode trl:token_mask)
 cli_fails(trl_needs_mode "flavour trl needs a mode" correct ${data}/small/padded.safetensors --flavour trl)
+# A mask value other than 0 or 1 is an error naming the tensor, row and column
+# (validated at view construction: panel, correct and doctor alike).
+foreach(cmd panel correct doctor)
+  cli_fails(mask_half_${cmd} "mask: value 0.5 at row 1, column 2 .flat index 63. is not 0 or 1"
+            ${cmd} ${data}/rejection/mask_half.safetensors)
+endforeach()
