@@ -297,13 +297,13 @@ def case_markdown():
 
 
 def case_readme():
-    """The README's worked example, run as written (from OUT, with the
+    """docs/runs.md's worked example, run as written (from OUT, with the
     bundled data's absolute path): every line of its output block appears."""
     root = os.path.dirname(os.path.dirname(DATA.rstrip("/")))
-    readme = open(os.path.join(root, "README.md")).read()
-    part = readme[readme.index("### A diagnostic from existing runs"):]
-    commands = re.search(r"```sh\n(.*?)```", part, re.S).group(1).replace("\\\n", " ")
-    expected = re.search(r"```\n(.*?)```", part[part.index("```sh") + 5:], re.S).group(1)
+    page = open(os.path.join(root, "docs", "runs.md")).read()
+    part = page[page.index("## A diagnostic from existing runs"):]
+    commands = re.search(r"```sh tested-by=cli_evidence_readme\n(.*?)```", part, re.S).group(1).replace("\\\n", " ")
+    expected = re.search(r"```text\n(.*?)```", part, re.S).group(1)
     shutil.rmtree(os.path.join(OUT, "evidence"), ignore_errors=True)
     printed = ""
     for line in commands.splitlines():
