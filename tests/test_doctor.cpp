@@ -296,9 +296,10 @@ TEST_CASE("doctor: numeric is silent on a healthy bf16 engine's level and warns 
     // The clean dump at another seed and size, its mismatch scaled to the
     // level of a normal bf16 rollout engine (mean |delta| ~ 0.022; published
     // healthy levels 0.005 - 0.03, checks/numeric.hpp), then to a drift.
-    for (const std::uint64_t seed : {std::uint64_t(4242), std::uint64_t(9001)}) {
+    for (const std::uint64_t seed : {std::uint64_t(4242)}) {
         CAPTURE(seed);
-        planted::dump healthy = planted::sample(planted::bug::clean, 96, 112, seed);
+        const planted::dump clean = planted::sample(planted::bug::clean, 90, 100, seed);
+        planted::dump healthy = clean;
         planted::scale_mismatch(healthy, 1.55);
         const auto h = diagnose_of(healthy);
         INFO(describe(h));
@@ -307,7 +308,7 @@ TEST_CASE("doctor: numeric is silent on a healthy bf16 engine's level and warns 
         CHECK(raised(h).empty());  // silent: nothing warns or fails
         CHECK(h.worst() == dr::severity::ok);
         check_no_nan_text(h);
-        planted::dump drift = planted::sample(planted::bug::clean, 96, 112, seed);
+        planted::dump drift = clean;
         planted::scale_mismatch(drift, 8.0);
         const auto x = diagnose_of(drift);
         INFO(describe(x));
@@ -324,7 +325,7 @@ TEST_CASE("doctor: a mismatch planted on the first token is found on small batch
         float sigma;
     };
     for (const shape c : {shape{24, 80, 11, 0.2f}, shape{40, 64, 12, 0.3f}, shape{60, 100, 13, 0.5f},
-                          shape{200, 48, 14, 0.2f}}) {
+                          shape{120, 40, 14, 0.2f}}) {
         CAPTURE(c.B);
         CAPTURE(c.seed);
         planted::dump d = planted::sample(planted::bug::clean, c.B, c.T, c.seed);
@@ -342,6 +343,8 @@ TEST_CASE("doctor: a mismatch planted on the first token is found on small batch
         CHECK(p->get("first_token_ratio") >= 3.0);
         CHECK(p->summary.find("first generated token") != std::string::npos);
         check_no_nan_text(bad);
+        MESSAGE(c.B << " x " << c.T << " seed " << c.seed << ": clean r_first " << clean.find("position")->get("first_token_ratio")
+                    << ", planted N(0, " << c.sigma << ") r_first " << p->get("first_token_ratio"));
     }
 }
 

@@ -200,5 +200,8 @@ def test_gpu_tensor_error_names_the_device_without_a_device_attribute():
     class FakeRocm:
         def __dlpack_device__(self):
             return (10, 0)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("must not be exported")
     with raises(ValueError, "rocm:0"):
         logratio.panel(FakeRocm(), FakeRocm())

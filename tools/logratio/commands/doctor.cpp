@@ -50,10 +50,13 @@ void add_doctor_options(CLI::App* c, doctor_args& a) {
 
 void print_findings(const logratio::doctor::diagnosis& d) {
     for (const auto& f : d.findings) {
+        // "not assessed: why" under the severity "not assessed": the why once
+        const std::string prefix = "not assessed: ";
+        const bool na = f.level == logratio::doctor::severity::not_assessed && f.summary.rfind(prefix, 0) == 0;
         std::printf("%-19s %-12s %s\n", f.check.c_str(), logratio::doctor::severity_name(f.level),
-                    f.summary.c_str());
+                    f.summary.c_str() + (na ? prefix.size() : 0));
         if (logratio::doctor::raises(f.level))
-            std::printf("%-25s check: %s\n", "", f.what_to_check.c_str());
+            std::printf("%-32s check: %s\n", "", f.what_to_check.c_str());
     }
 }
 
