@@ -28,7 +28,7 @@
 #include <vector>
 
 #include <logratio/logratio.hpp>
-#include <logratio/quantiles/panel_quantiles.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 
 #include "roofline.hpp"
 #include "synthetic.hpp"

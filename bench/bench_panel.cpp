@@ -63,7 +63,7 @@ void panel_quantiles(benchmark::State& st) {
 }
 BENCHMARK(panel_quantiles)->Arg(25)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// The panel and its quantiles in one pass (quantiles/panel_quantiles.hpp),
+// The panel and its quantiles in one pass (panel/panel_quantiles.hpp),
 // against `panel` above (same data, same binary): the ratio of their times.
 void panel_with_quantiles(benchmark::State& st) {
     const std::size_t n = std::size_t(1) << st.range(0);

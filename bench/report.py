@@ -41,7 +41,7 @@ for level in levels:
     for t, v in sorted(bw.items()):
         print(f"| {level} | read bandwidth (roofline) | 2^25 | {t} | {v / 9 / 1e6:.0f} | {v / 1e9:.1f} | | 100% |")
 
-print("\nThe panel with its quantiles: `compute_panel_with_quantiles` (one pass, quantiles/panel_quantiles.hpp) "
+print("\nThe panel with its quantiles: `compute_panel_with_quantiles` (one pass, panel/panel_quantiles.hpp) "
       "against `accumulate_panel` alone and against the panel followed by the separate exact pass "
       "(`panel` + `panel_quantiles` above), same binary, same run; 2^25 float32 tokens.\n")
 header('level', 'threads', 'panel ms', 'with quantiles ms', 'with quantiles / panel', 'separate passes / panel')

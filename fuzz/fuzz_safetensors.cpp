@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include <logratio/panel/panel.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 #include <logratio/quantiles/quantiles.hpp>
 
 #include "io/panel_input.hpp"

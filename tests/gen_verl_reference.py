@@ -26,6 +26,17 @@ Needs Debian's python3-torch (1.13) and numpy; run with Debian's interpreter:
   /usr/bin/python3 tests/gen_verl_reference.py --verl-git /path/to/verl/.git [--check]
 --check regenerates into a temporary directory and compares with the
 committed files (the configs that existed before this script reproduce too).
+
+--bench SIZES times verl's helper against logratio.verl (needs logratio on
+PYTHONPATH) on B x T inputs, e.g. --bench 64x1024,256x4096, and the host copy
+a CUDA input costs on the host side (a clone of the inputs and outputs).
+
+--api writes tests/data/verl_api/ instead: verl b178a3cd's public helpers
+(every function of rollout_corr_helper.py but the batch/config ones) on
+torch.randn "log-probs" -- positive values, as verl's own unit tests draw --
+in float32, float64 and bfloat16, the inputs in inputs.npz, verl's arrays in
+expected.npz (bf16 widened to float32) and its metrics and dtypes in
+expected.json. python/tests/test_verl_api.py compares logratio.verl with them.
 """
 import argparse
 import ast
@@ -251,11 +262,122 @@ def same(a_dir, b_dir):
     return f"metrics differ by up to {rel:.2g} relative" if rel > 1e-12 else None
 
 
+API_CALLS = {  # name: (function, keyword arguments besides the tensors)
+    "is_token": ("main", {"rollout_is": "token", "rollout_is_threshold": 2.0}),
+    "is_sequence_bn": ("main", {"rollout_is": "sequence", "rollout_is_threshold": 5.0,
+                                "rollout_is_batch_normalize": True}),
+    "rs_chain_is_token": ("main", {"rollout_is": "token", "rollout_is_threshold": 1.5, "rollout_rs": "token_k1,seq_max_k3",
+                                   "rollout_rs_threshold": "0.5_1.5,2.0"}),
+    "rs_seq_mean_k1": ("main", {"rollout_rs": "seq_mean_k1", "rollout_rs_threshold": "0.8_1.25"}),
+    "none": ("main", {}),
+    "weights_token": ("weights", {"rollout_is": "token", "rollout_is_threshold": 2.0}),
+    "weights_sequence": ("weights", {"rollout_is": "sequence", "rollout_is_threshold": 3.0}),
+    "rejection_seq_sum_k2": ("rejection", {"rollout_rs": "seq_sum_k2", "rollout_rs_threshold": 2.5}),
+    "rejection_token_k3": ("rejection", {"rollout_rs": "token_k3", "rollout_rs_threshold": 1.0}),
+    "offpolicy": ("offpolicy", {}),
+    "offpolicy_no_rollout": ("offpolicy_train_only", {}),
+}
+API_DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
+
+
+def api_inputs(seed=42, batch=6, length=12):
+    """torch.randn log-probs as verl's tests draw them (positive ones too), padded tails, no empty row."""
+    g = torch.Generator().manual_seed(seed)
+    old = torch.randn(batch, length, generator=g)
+    rollout = old + 0.3 * torch.randn(batch, length, generator=g)
+    lengths = torch.randint(3, length + 1, (batch,), generator=g)
+    mask = (torch.arange(length)[None, :] < lengths[:, None]).to(torch.int64)
+    return old, rollout, mask
+
+
+def run_api_call(helper, fn, kwargs, old, rollout, mask):
+    """(arrays, metrics) of one verl call."""
+    if fn == "main":
+        proto, new_mask, metrics = helper.compute_rollout_correction_and_rejection_mask(
+            old_log_prob=old, rollout_log_prob=rollout, response_mask=mask, **kwargs)
+        arrays = {"response_mask": new_mask}
+        if proto is not None:
+            arrays["rollout_is_weights"] = proto.batch["rollout_is_weights"]
+    elif fn == "weights":
+        w, metrics = helper.compute_rollout_correction_weights(log_ratio=old - rollout, response_mask=mask, **kwargs)
+        arrays = {"rollout_is_weights": w}
+    elif fn == "rejection":
+        new_mask, metrics = helper.compute_rollout_rejection_mask(log_ratio=old - rollout, response_mask=mask,
+                                                                  **kwargs)
+        arrays = {"response_mask": new_mask}
+    else:
+        metrics = helper.compute_offpolicy_metrics(
+            old_log_prob=old, rollout_log_prob=None if fn == "offpolicy_train_only" else rollout,
+            response_mask=mask)
+        arrays = {}
+    return arrays, {k: float(v) for k, v in metrics.items()}
+
+
+def write_api_reference(git_dir):
+    helper = load_verl_helper(git_dir, NEW)
+    old, rollout, mask = api_inputs()
+    out_dir = os.path.join(DATA, "verl_api")
+    os.makedirs(out_dir, exist_ok=True)
+    np.savez(os.path.join(out_dir, "inputs.npz"), old=old.numpy(), rollout=rollout.numpy(), mask=mask.numpy())
+    arrays, meta = {}, {"verl_commit": NEW, "inputs": "api_inputs(seed=42, batch=6, length=12)", "calls": {}}
+    for dname, dtype in API_DTYPES.items():
+        for name, (fn, kwargs) in API_CALLS.items():
+            got, metrics = run_api_call(helper, fn, kwargs, old.to(dtype), rollout.to(dtype), mask)
+            key = f"{dname}/{name}"
+            meta["calls"][key] = {"function": fn, "kwargs": kwargs, "metrics": metrics,
+                                  "dtypes": {k: str(v.dtype) for k, v in got.items()}}
+            for k, v in got.items():
+                arrays[f"{key}/{k}"] = v.to(torch.float32 if v.dtype == torch.bfloat16 else v.dtype).numpy()
+    np.savez(os.path.join(out_dir, "expected.npz"), **arrays)
+    with open(os.path.join(out_dir, "expected.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(f"wrote {out_dir}: {len(meta['calls'])} calls")
+
+
+def _best_of(fn, repeat=3):
+    import time
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def bench(git_dir, sizes):
+    """Seconds per call, verl vs logratio.verl, valid and positive-valued log-probs, and the copy cost."""
+    import logratio.verl as lv
+    helper = load_verl_helper(git_dir, NEW)
+    kw = {"rollout_is": "token", "rollout_is_threshold": 2.0, "rollout_rs": "token_k1", "rollout_rs_threshold": "0.5_2.0"}
+    print("B x T | input | verl s | logratio.verl s | speed-up | host copy s")
+    for size in sizes.split(","):
+        b, t = (int(x) for x in size.split("x"))
+        g = torch.Generator().manual_seed(0)
+        old = -torch.rand(b, t, generator=g) * 4
+        rollout = (old + 0.02 * torch.randn(b, t, generator=g)).clamp(max=0)
+        mask = torch.ones(b, t, dtype=torch.int64)
+        for label, o, r in (("valid", old, rollout), ("randn (positive)", old + 2, rollout + 2),
+                            ("bf16", old.bfloat16(), rollout.bfloat16())):
+            tv = _best_of(lambda: helper.compute_rollout_correction_and_rejection_mask(o, r, mask, **kw))
+            tl = _best_of(lambda: lv.compute_rollout_correction_and_rejection_mask(o, r, mask, **kw))
+            # what a CUDA input adds, host side: the inputs copied in, weights and mask copied out
+            tc = _best_of(lambda: [x.clone() for x in (o, r, mask, o.float(), mask)])
+            print(f"{b} x {t} | {label} | {tv:.4f} | {tl:.4f} | {tv / tl:.1f}x | {tc:.4f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--verl-git", required=True, help="a verl git directory holding both commits")
     ap.add_argument("--check", action="store_true", help="regenerate into a temporary directory and compare")
+    ap.add_argument("--api", action="store_true", help="write tests/data/verl_api (the helpers' public surface)")
+    ap.add_argument("--bench", metavar="SIZES", help="time verl vs logratio.verl on BxT sizes (comma-separated)")
     a = ap.parse_args()
+    if a.bench:
+        bench(a.verl_git, a.bench)
+        return
+    if a.api:
+        write_api_reference(a.verl_git)
+        return
     helpers = {c: load_verl_helper(a.verl_git, c) for c in (NEW, OLD)}
     helpers[GEO] = load_verl_helper(a.verl_git, GEO, "verl/trainer/ppo/mismatch_helper.py")
     out_root = tempfile.mkdtemp() if a.check else DATA

@@ -1,4 +1,4 @@
-// The panel and its quantiles in one pass (quantiles/panel_quantiles.hpp)
+// The panel and its quantiles in one pass (panel/panel_quantiles.hpp)
 // must equal the panel followed by the separate exact pass, bit for bit:
 // every element type, both layouts, masked-out lanes, omitted tokens, heavy
 // ties at zero, threads, and data whose sample predicts the wrong buckets
@@ -7,7 +7,7 @@
 #include "test_util.hpp"
 
 #include <logratio/dispatch/kernels.hpp>
-#include <logratio/quantiles/panel_quantiles.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 
 namespace {
 

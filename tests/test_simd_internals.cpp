@@ -17,7 +17,7 @@
 #include <logratio/detail/simd.hpp>
 #include <logratio/doctor/diagnose.hpp>
 #include <logratio/logits/logits.hpp>
-#include <logratio/quantiles/panel_quantiles.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 
 #include "sanitized.hpp"
 

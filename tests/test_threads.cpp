@@ -15,7 +15,7 @@
 #include <logratio/logits/logits.hpp>
 #include <logratio/panel/mismatch_split.hpp>
 #include <logratio/panel/panel.hpp>
-#include <logratio/quantiles/panel_quantiles.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 
 #include "dumps.hpp"
 #include "test_util.hpp"

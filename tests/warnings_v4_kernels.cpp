@@ -7,6 +7,7 @@
 #include <logratio/correction/correction.hpp>
 #include <logratio/logits/logits.hpp>
 #include <logratio/panel/mismatch_split.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 #include <logratio/quantiles/quantiles.hpp>
 
 int warnings_v4_instantiate_kernels() {

@@ -10,7 +10,7 @@
 #include "panel/panel.hpp"
 #include "quantiles/quantiles.hpp"
 #include "quantiles/kll_sketch.hpp"
-#include "quantiles/panel_quantiles.hpp"
+#include "panel/panel_quantiles.hpp"
 #include "panel/panel_stream.hpp"
 #include "correction/correction_options.hpp"
 #include "correction/correction_accumulator.hpp"

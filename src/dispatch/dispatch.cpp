@@ -113,69 +113,27 @@ void set_simd_level(const std::string& name) {
     current.store(t, std::memory_order_release);
 }
 
-template <class T, class M>
-panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
-    return kernels_for<T, M>().accumulate_panel(v, o, threads);
-}
-template <class T, class M>
-panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
-                                         const panel_options& o) {
-    return kernels_for<T, M>().accumulate_panel_range(v, first, last, o);
-}
-template <class T, class M>
-doctor::diagnosis diagnose(const paired_view<T, M>& v, const doctor::diagnose_options& o) {
-    return kernels_for<T, M>().diagnose(v, o);
-}
-template <class T, class M>
-correction_result correct(const paired_view<T, M>& v, const correction_options& o, float* weights, std::uint8_t* mask,
-                          unsigned threads) {
-    return kernels_for<T, M>().correct(v, o, weights, mask, threads);
-}
-template <class T, class M>
-std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
-                              const quantile_options& o) {
-    return kernels_for<T, M>().quantiles(v, what, probs, o);
-}
-template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite) {
-    kernels_for<T, M>().add_panel_quantiles(p, v, nonfinite);
-}
-template <class T, class M>
-panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads) {
-    return kernels_for<T, M>().compute_panel_with_quantiles(v, o, threads);
-}
-template <class T, class M>
-mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o,
-                                      unsigned threads) {
-    return kernels_for<T, M>().compute_mismatch_split(v, old_logprobs, o, threads);
-}
-template <class T>
-void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
-                    logits_row* out, const logits_options& o, unsigned threads) {
-    kernels_of<T>(table()).compare_logits(train, rollout, tokens, out, o, threads);
-}
+// Every kernel of kernel_list.hpp forwards to the chosen level's slot...
+#define LOGRATIO_DISPATCH_FORWARD_VIEW(R, name, fn, with_defaults, params, args) \
+    template <class T, class M>                                                  \
+    R name params {                                                              \
+        return kernels_for<T, M>().name args;                                    \
+    }
+#define LOGRATIO_DISPATCH_FORWARD_TYPE(R, name, fn, with_defaults, params, args) \
+    template <class T>                                                           \
+    R name params {                                                              \
+        return kernels_of<T>(table()).name args;                                 \
+    }
+LOGRATIO_VIEW_KERNELS(LOGRATIO_DISPATCH_FORWARD_VIEW, T, M)
+LOGRATIO_TYPE_KERNELS(LOGRATIO_DISPATCH_FORWARD_TYPE, T)
 
-#define LOGRATIO_DISPATCH_VIEW_INST(T, M)                                                                      \
-    template panel_accumulator accumulate_panel(const paired_view<T, M>&, const panel_options&, unsigned);    \
-    template panel_accumulator accumulate_panel_range(const paired_view<T, M>&, std::uint64_t, std::uint64_t, \
-                                                      const panel_options&);                                  \
-    template doctor::diagnosis diagnose(const paired_view<T, M>&, const doctor::diagnose_options&);            \
-    template correction_result correct(const paired_view<T, M>&, const correction_options&, float*,           \
-                                       std::uint8_t*, unsigned);                                              \
-    template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
-                                           const quantile_options&);                                          \
-    template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
-    template panel compute_panel_with_quantiles(const paired_view<T, M>&, const panel_options&, unsigned);    \
-    template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&, unsigned);
-#define LOGRATIO_DISPATCH_TYPE_INST(T)        \
-    LOGRATIO_DISPATCH_VIEW_INST(T, std::uint8_t) \
-    LOGRATIO_DISPATCH_VIEW_INST(T, float)        \
-    template void compare_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*, \
-                                 const logits_options&, unsigned);
-LOGRATIO_DISPATCH_TYPE_INST(float)
-LOGRATIO_DISPATCH_TYPE_INST(double)
-LOGRATIO_DISPATCH_TYPE_INST(float16)
-LOGRATIO_DISPATCH_TYPE_INST(bfloat16)
+// ...and is instantiated for every element and mask type the library holds.
+#define LOGRATIO_DISPATCH_INSTANTIATE(R, name, fn, with_defaults, params, args) template R name params;
+#define LOGRATIO_DISPATCH_INSTANTIATE_VIEW(T, M) LOGRATIO_VIEW_KERNELS(LOGRATIO_DISPATCH_INSTANTIATE, T, M)
+#define LOGRATIO_DISPATCH_INSTANTIATE_TYPE(T)                                   \
+    LOGRATIO_DISPATCH_MASK_TYPES(LOGRATIO_DISPATCH_INSTANTIATE_VIEW, T)         \
+    LOGRATIO_TYPE_KERNELS(LOGRATIO_DISPATCH_INSTANTIATE, T)
+LOGRATIO_DISPATCH_ELEMENT_TYPES(LOGRATIO_DISPATCH_INSTANTIATE_TYPE)
 
 }  // namespace dispatch
 LOGRATIO_NAMESPACE_END

@@ -2,7 +2,7 @@
 // level (see level.hpp).
 #include "level.hpp"
 
-#include <logratio/quantiles/panel_quantiles.hpp>
+#include <logratio/panel/panel_quantiles.hpp>
 
 namespace logratio_dispatch {
 namespace LOGRATIO_DISPATCH_NS {

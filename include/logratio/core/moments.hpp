@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "../detail/bytes.hpp"
+#include "bytes.hpp"
 #include "limits.hpp"
 #include "version.hpp"
 

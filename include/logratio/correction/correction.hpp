@@ -30,7 +30,7 @@
 
 #include "correction_accumulator.hpp"
 #include "correction_options.hpp"
-#include "../detail/correction_kernel.hpp"
+#include "detail/correction_kernel.hpp"
 #include "../detail/parallel.hpp"
 #include "flavour.hpp"
 #include "../core/view.hpp"

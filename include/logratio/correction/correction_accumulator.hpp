@@ -70,7 +70,7 @@
 #include <vector>
 
 #include "correction_options.hpp"
-#include "../detail/bytes.hpp"
+#include "../core/bytes.hpp"
 #include "../core/limits.hpp"
 #include "../core/moments.hpp"
 

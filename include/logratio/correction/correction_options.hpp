@@ -14,7 +14,7 @@
 
 #include "../core/error.hpp"
 #include "../core/limits.hpp"
-#include "../panel/panel_accumulator.hpp"  // nonfinite_policy
+#include "../core/nonfinite.hpp"
 #include "flavour_options.hpp"
 #include "is_level.hpp"
 #include "stats/registry.hpp"

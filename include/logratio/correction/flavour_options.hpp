@@ -31,28 +31,10 @@
 #include <string>
 
 #include "../core/error.hpp"
+#include "../core/framework.hpp"
 #include "is_level.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
-
-/// Whose names, aggregation and definitions the metrics follow.
-enum class framework { verl, slime, trl };
-
-inline const char* framework_name(framework f) noexcept {
-    switch (f) {
-        case framework::verl: return "verl";
-        case framework::slime: return "slime";
-        case framework::trl: return "trl";
-    }
-    return "?";
-}
-
-inline framework parse_framework(const std::string& s) {
-    if (s == "verl") return framework::verl;
-    if (s == "slime") return framework::slime;
-    if (s == "trl") return framework::trl;
-    throw argument_error(detail::concat("unknown flavour '", s, "' (expected verl, slime or trl)"));
-}
 
 /// slime's kinds of correction.
 enum class slime_kind { metrics_only, tis, icepop, mis };

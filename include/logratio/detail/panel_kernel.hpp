@@ -278,7 +278,7 @@ void locate_abs_max(const paired_view<T, M>& v, std::uint64_t s, double abs_max,
 
 /// What the panel kernel hands each batch's delta to besides its own sums:
 /// nothing (this hook), or the exact-quantile collector of
-/// quantiles/panel_quantiles.hpp. for_blocks(b, e, f) runs f over [b, e) in
+/// panel/panel_quantiles.hpp. for_blocks(b, e, f) runs f over [b, e) in
 /// pieces, so a hook can do its bookkeeping between pieces, outside the
 /// vector loop (a call inside it would spill the accumulators).
 struct no_quantile_hook {

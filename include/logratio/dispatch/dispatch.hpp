@@ -35,70 +35,38 @@
 #include "../logits/logits.hpp"
 #include "../panel/mismatch_split.hpp"
 #include "../panel/panel.hpp"
+#include "../panel/panel_quantiles.hpp"
 #include "../quantiles/quantiles.hpp"
+#include "kernel_list.hpp"
 #include "simd_level.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace dispatch {
 
+// The kernels (kernel_list.hpp), with the header-only calls' defaults:
+// accumulate_panel, accumulate_panel_range (sequences [first, last) only:
+// the unit of chunked work, e.g. panel_stream::add_accumulated), diagnose,
+// correct (weights: v.size() floats, mask: v.size() bytes; either may be
+// null), quantiles, add_panel_quantiles, compute_panel_with_quantiles (the
+// panel and its quantiles in one pass), compute_mismatch_split, and
+// compare_logits. The library holds them for the types of
+// LOGRATIO_DISPATCH_ELEMENT_TYPES and LOGRATIO_DISPATCH_MASK_TYPES: others
+// fail to link.
+#define LOGRATIO_DISPATCH_DECLARE_VIEW(R, name, fn, with_defaults, params, args) \
+    template <class T, class M>                                                  \
+    R name with_defaults;
+#define LOGRATIO_DISPATCH_DECLARE_TYPE(R, name, fn, with_defaults, params, args) \
+    template <class T>                                                           \
+    R name with_defaults;
+LOGRATIO_VIEW_KERNELS(LOGRATIO_DISPATCH_DECLARE_VIEW, T, M)
+LOGRATIO_TYPE_KERNELS(LOGRATIO_DISPATCH_DECLARE_TYPE, T)
+#undef LOGRATIO_DISPATCH_DECLARE_VIEW
+#undef LOGRATIO_DISPATCH_DECLARE_TYPE
 
-template <class T, class M>
-panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
-/// Sequences [first, last) only (panel.hpp's accumulate_panel_range): the
-/// unit of chunked work, e.g. panel_stream::add_accumulated.
-template <class T, class M>
-panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
-                                         const panel_options& o = {});
-template <class T, class M>
-doctor::diagnosis diagnose(const paired_view<T, M>& v, const doctor::diagnose_options& o = {});
 template <class T, class M>
 panel compute_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
     return dispatch::accumulate_panel(v, o, threads).finish();  // qualified: ADL also finds logratio::
 }
-/// weights: v.size() floats (may be null); mask: v.size() bytes (may be null).
-template <class T, class M>
-correction_result correct(const paired_view<T, M>& v, const correction_options& o, float* weights, std::uint8_t* mask,
-                          unsigned threads = 1);
-template <class T, class M>
-std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
-                              const quantile_options& o = {});
-template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise);
-/// The panel and its quantiles in one pass (quantiles/panel_quantiles.hpp).
-template <class T, class M>
-panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1);
-template <class T, class M>
-mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_logprobs, const panel_options& o = {},
-                                      unsigned threads = 1);
-template <class T>
-void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
-                    logits_row* out, const logits_options& o = {}, unsigned threads = 1);
-
-// The instantiations the library holds (others fail to link).
-#define LOGRATIO_DISPATCH_VIEW_EXTERN(T, M)                                                                          \
-    extern template panel_accumulator accumulate_panel(const paired_view<T, M>&, const panel_options&, unsigned);   \
-    extern template panel_accumulator accumulate_panel_range(const paired_view<T, M>&, std::uint64_t, std::uint64_t, \
-                                                             const panel_options&);                                  \
-    extern template doctor::diagnosis diagnose(const paired_view<T, M>&, const doctor::diagnose_options&);            \
-    extern template correction_result correct(const paired_view<T, M>&, const correction_options&, float*,          \
-                                              std::uint8_t*, unsigned);                                             \
-    extern template std::vector<double> quantiles(const paired_view<T, M>&, quantile_of, const std::vector<double>&, \
-                                                  const quantile_options&);                                         \
-    extern template void add_panel_quantiles(panel&, const paired_view<T, M>&, nonfinite_policy);                     \
-    extern template panel compute_panel_with_quantiles(const paired_view<T, M>&, const panel_options&, unsigned);    \
-    extern template mismatch_split compute_mismatch_split(const paired_view<T, M>&, const T*, const panel_options&,      \
-                                                          unsigned);
-#define LOGRATIO_DISPATCH_TYPE_EXTERN(T)              \
-    LOGRATIO_DISPATCH_VIEW_EXTERN(T, std::uint8_t)    \
-    LOGRATIO_DISPATCH_VIEW_EXTERN(T, float)           \
-    extern template void compare_logits(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, \
-                                        logits_row*, const logits_options&, unsigned);
-LOGRATIO_DISPATCH_TYPE_EXTERN(float)
-LOGRATIO_DISPATCH_TYPE_EXTERN(double)
-LOGRATIO_DISPATCH_TYPE_EXTERN(float16)
-LOGRATIO_DISPATCH_TYPE_EXTERN(bfloat16)
-#undef LOGRATIO_DISPATCH_TYPE_EXTERN
-#undef LOGRATIO_DISPATCH_VIEW_EXTERN
 
 }  // namespace dispatch
 LOGRATIO_NAMESPACE_END

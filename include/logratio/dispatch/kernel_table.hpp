@@ -34,27 +34,19 @@
 LOGRATIO_NAMESPACE_BEGIN
 namespace dispatch {
 
+/// One slot per kernel of kernel_list.hpp, for one (element, mask) type.
 template <class T, class M>
 struct view_kernels {
-    panel_accumulator (*accumulate_panel)(const paired_view<T, M>&, const panel_options&, unsigned) = nullptr;
-    panel_accumulator (*accumulate_panel_range)(const paired_view<T, M>&, std::uint64_t, std::uint64_t,
-                                                const panel_options&) = nullptr;
-    doctor::diagnosis (*diagnose)(const paired_view<T, M>&, const doctor::diagnose_options&) = nullptr;
-    correction_result (*correct)(const paired_view<T, M>&, const correction_options&, float*, std::uint8_t*,
-                                 unsigned) = nullptr;
-    std::vector<double> (*quantiles)(const paired_view<T, M>&, quantile_of, const std::vector<double>&,
-                                     const quantile_options&) = nullptr;
-    void (*add_panel_quantiles)(panel&, const paired_view<T, M>&, nonfinite_policy) = nullptr;
-    panel (*compute_panel_with_quantiles)(const paired_view<T, M>&, const panel_options&, unsigned) = nullptr;
-    mismatch_split (*compute_mismatch_split)(const paired_view<T, M>&, const T*, const panel_options&, unsigned) = nullptr;
+#define LOGRATIO_DISPATCH_SLOT(R, name, fn, with_defaults, params, args) R(*name) params = nullptr;
+    LOGRATIO_VIEW_KERNELS(LOGRATIO_DISPATCH_SLOT, T, M)
 };
 
 template <class T>
 struct type_kernels {
     view_kernels<T, std::uint8_t> byte_mask;
     view_kernels<T, float> float_mask;
-    void (*compare_logits)(const logits_view<T>&, const logits_view<T>&, const std::int64_t*, logits_row*,
-                           const logits_options&, unsigned) = nullptr;
+    LOGRATIO_TYPE_KERNELS(LOGRATIO_DISPATCH_SLOT, T)
+#undef LOGRATIO_DISPATCH_SLOT
 };
 
 struct kernel_table {

@@ -28,24 +28,21 @@
 #include "../logits/logits.hpp"
 #include "../panel/mismatch_split.hpp"
 #include "../panel/panel.hpp"
-#include "../quantiles/panel_quantiles.hpp"
+#include "../panel/panel_quantiles.hpp"
 #include "../quantiles/quantiles.hpp"
+#include "kernel_list.hpp"
 #endif
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace kernels {
 
+// The kernels of kernel_list.hpp, and compute_panel.
 #if LOGRATIO_WITH_DISPATCH
-using dispatch::accumulate_panel;
-using dispatch::accumulate_panel_range;
-using dispatch::add_panel_quantiles;
-using dispatch::compare_logits;
-using dispatch::compute_mismatch_split;
+#define LOGRATIO_KERNELS_USING(R, name, fn, with_defaults, params, args) using dispatch::name;
+LOGRATIO_VIEW_KERNELS(LOGRATIO_KERNELS_USING, T, M)
+LOGRATIO_TYPE_KERNELS(LOGRATIO_KERNELS_USING, T)
+#undef LOGRATIO_KERNELS_USING
 using dispatch::compute_panel;
-using dispatch::compute_panel_with_quantiles;
-using dispatch::correct;
-using dispatch::diagnose;
-using dispatch::quantiles;
 /// True: the calls run through logratio::dispatch.
 constexpr bool with_dispatch = true;
 /// The SIMD level the calls run ("avx512", "avx2", "sse2", "scalar").
@@ -54,50 +51,23 @@ inline const char* simd_level() { return dispatch::simd_level(); }
 inline std::vector<std::string> simd_levels() { return dispatch::available_simd_levels(); }
 #else
 constexpr bool with_dispatch = false;
-template <class T, class M>
-panel_accumulator accumulate_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
-    return logratio::accumulate_panel(v, o, threads);
-}
+#define LOGRATIO_KERNELS_VIEW(R, name, fn, with_defaults, params, args) \
+    template <class T, class M>                                         \
+    R name with_defaults {                                              \
+        return fn args;                                                 \
+    }
+#define LOGRATIO_KERNELS_TYPE(R, name, fn, with_defaults, params, args) \
+    template <class T>                                                  \
+    R name with_defaults {                                              \
+        return fn args;                                                 \
+    }
+LOGRATIO_VIEW_KERNELS(LOGRATIO_KERNELS_VIEW, T, M)
+LOGRATIO_TYPE_KERNELS(LOGRATIO_KERNELS_TYPE, T)
+#undef LOGRATIO_KERNELS_VIEW
+#undef LOGRATIO_KERNELS_TYPE
 template <class T, class M>
 panel compute_panel(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
     return logratio::compute_panel(v, o, threads);
-}
-template <class T, class M>
-panel_accumulator accumulate_panel_range(const paired_view<T, M>& v, std::uint64_t first, std::uint64_t last,
-                                         const panel_options& o = {}) {
-    return logratio::accumulate_panel_range(v, first, last, o);
-}
-template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nf = nonfinite_policy::raise) {
-    logratio::add_panel_quantiles(p, v, nf);
-}
-template <class T, class M>
-panel compute_panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o = {}, unsigned threads = 1) {
-    return logratio::compute_panel_with_quantiles(v, o, threads);
-}
-template <class T, class M>
-mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old, const panel_options& o = {},
-                                      unsigned threads = 1) {
-    return logratio::compute_mismatch_split(v, old, o, threads);
-}
-template <class T, class M>
-correction_result correct(const paired_view<T, M>& v, const correction_options& o, float* weights,
-                          std::uint8_t* mask, unsigned threads = 1) {
-    return logratio::correct(v, o, weights, mask, threads);
-}
-template <class T, class M>
-std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, const std::vector<double>& probs,
-                              const quantile_options& o = {}) {
-    return logratio::quantiles(v, what, probs, o);
-}
-template <class T>
-void compare_logits(const logits_view<T>& train, const logits_view<T>& rollout, const std::int64_t* tokens,
-                    logits_row* out, const logits_options& o = {}, unsigned threads = 1) {
-    logratio::compare_logits(train, rollout, tokens, out, o, threads);
-}
-template <class T, class M>
-doctor::diagnosis diagnose(const paired_view<T, M>& v, const doctor::diagnose_options& o = {}) {
-    return doctor::diagnose(v, o);
 }
 inline const char* simd_level() { return xsimd::default_arch::name(); }
 inline std::vector<std::string> simd_levels() { return {xsimd::default_arch::name()}; }

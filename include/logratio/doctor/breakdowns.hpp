@@ -25,7 +25,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../detail/bytes.hpp"
+#include "../core/bytes.hpp"
 #include "../core/error.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN

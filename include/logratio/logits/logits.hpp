@@ -473,22 +473,6 @@ void compare_logits_scalar(const logits_view<T>& train, const logits_view<T>& ro
     detail::logits_rows<double>(train, rollout, tokens, o, out, 0, train.rows);
 }
 
-/// The names of 0.1 (they compute divergences, not logits); kept for
-/// one release.
-template <class Arch = xsimd::default_arch, class T, class I>
-[[deprecated("renamed compare_logits")]] void compute_logits(const logits_view<T>& train, const logits_view<T>& rollout,
-                                                             const I* tokens, logits_row* out,
-                                                             const logits_options& o = {}, unsigned threads = 1) {
-    compare_logits<Arch>(train, rollout, tokens, out, o, threads);
-}
-template <class T, class I>
-[[deprecated("renamed compare_logits_scalar")]] void compute_logits_scalar(const logits_view<T>& train,
-                                                                           const logits_view<T>& rollout,
-                                                                           const I* tokens, logits_row* out,
-                                                                           const logits_options& o = {}) {
-    compare_logits_scalar(train, rollout, tokens, out, o);
-}
-
 /// A single logit matrix: entropy and selected-token log-prob of every row
 /// (the same code with the matrix compared to itself; the KLs and TV are 0).
 template <class Arch = xsimd::default_arch, class T, class I>

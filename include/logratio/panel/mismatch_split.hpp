@@ -46,13 +46,4 @@ mismatch_split compute_mismatch_split(const paired_view<T, M>& v, const T* old_l
     return s;
 }
 
-/// The name of 0.1; kept for one release.
-template <class Arch = xsimd::default_arch, class T, class M>
-[[deprecated("renamed compute_mismatch_split")]] mismatch_split split_mismatch(const paired_view<T, M>& v,
-                                                                               const T* old_logprobs,
-                                                                               const panel_options& o = {},
-                                                                               unsigned threads = 1) {
-    return compute_mismatch_split<Arch>(v, old_logprobs, o, threads);
-}
-
 LOGRATIO_NAMESPACE_END

@@ -42,19 +42,14 @@
 #include <utility>
 #include <vector>
 
-#include "../correction/flavour_options.hpp"
-#include "../detail/bytes.hpp"
+#include "../core/bytes.hpp"
 #include "../core/error.hpp"
+#include "../core/framework.hpp"
+#include "../core/nonfinite.hpp"
 #include "../core/limits.hpp"
 #include "../core/moments.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
-
-/// What to do with masked-in NaN/Inf log-probs.
-enum class nonfinite_policy {
-    raise,  ///< throw value_error naming tensor, sequence and position (default)
-    omit    ///< leave the token out and count it in nonfinite_tokens
-};
 
 struct panel_options {
     static constexpr std::size_t max_thresholds = 8;

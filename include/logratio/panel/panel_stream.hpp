@@ -16,10 +16,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "../detail/bytes.hpp"
+#include "../core/bytes.hpp"
 #include "../quantiles/kll_sketch.hpp"
 #include "panel.hpp"
-#include "../quantiles/quantiles.hpp"
+#include "panel_quantiles.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 

@@ -35,7 +35,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../detail/bytes.hpp"
+#include "../core/bytes.hpp"
 #include "../detail/lazy_cache.hpp"
 #include "../core/error.hpp"
 

@@ -5,7 +5,8 @@
 // view), one pass collects the values of the few buckets that hold a
 // requested rank, and nth_element runs inside those buckets only.
 //
-// And the panel's second, opt-in pass: delta_q* and abs_delta_q* of SPEC.
+// (The panel's quantile keys, delta_q* and abs_delta_q* of SPEC, are
+// panel/panel_quantiles.hpp's, over these.)
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,7 +23,8 @@
 #include "../detail/panel_kernel.hpp"
 #include "../detail/simd.hpp"
 #include "../detail/widen.hpp"
-#include "../panel/panel_accumulator.hpp"
+#include "../core/limits.hpp"
+#include "../core/nonfinite.hpp"
 #include "../core/view.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -764,42 +766,6 @@ std::vector<double> quantiles(const paired_view<T, M>& v, quantile_of what, cons
                               const quantile_options& o = {}) {
     quantile_workspace ws;
     return quantiles(v, what, probs, o, ws);
-}
-
-/// SPEC's default quantile probabilities of the panel.
-inline const std::vector<double>& default_delta_probs() {
-    static const std::vector<double> p{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999};
-    return p;
-}
-inline const std::vector<double>& default_abs_delta_probs() {
-    static const std::vector<double> p{0.5, 0.9, 0.99, 0.999, 0.9999};
-    return p;
-}
-
-/// The panel's second pass: fills p.delta_quantiles and
-/// p.abs_delta_quantiles (SPEC's delta_q*, abs_delta_q*) with numpy's
-/// linear method. Nothing is added when the view has no masked-in token.
-/// Non-finite tokens follow `nonfinite` (use the panel's policy).
-template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, quantile_workspace& ws,
-                         nonfinite_policy nonfinite = nonfinite_policy::raise) {
-    p.delta_quantiles.clear();
-    p.abs_delta_quantiles.clear();
-    quantile_options o;
-    o.nonfinite = nonfinite;
-    const auto& dp = default_delta_probs();
-    const auto& ap = default_abs_delta_probs();
-    const auto qd = quantiles(v, quantile_of::delta, dp, o, ws);
-    if (std::isnan(qd.front())) return;  // no token: no quantile keys (SPEC: absent or null)
-    const auto qa = quantiles(v, quantile_of::abs_delta, ap, o, ws);
-    for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(dp[i], qd[i]);
-    for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(ap[i], qa[i]);
-}
-
-template <class T, class M>
-void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise) {
-    quantile_workspace ws;
-    add_panel_quantiles(p, v, ws, nonfinite);
 }
 
 LOGRATIO_NAMESPACE_END

@@ -38,10 +38,47 @@
 
 #include "../detail/panel_kernel.hpp"
 #include "../detail/parallel.hpp"
-#include "../panel/panel.hpp"
-#include "quantiles.hpp"
+#include "../quantiles/quantiles.hpp"
+#include "panel.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
+
+/// SPEC's default quantile probabilities of the panel.
+inline const std::vector<double>& default_delta_probs() {
+    static const std::vector<double> p{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999};
+    return p;
+}
+inline const std::vector<double>& default_abs_delta_probs() {
+    static const std::vector<double> p{0.5, 0.9, 0.99, 0.999, 0.9999};
+    return p;
+}
+
+/// The panel's second pass: fills p.delta_quantiles and
+/// p.abs_delta_quantiles (SPEC's delta_q*, abs_delta_q*) with numpy's
+/// linear method. Nothing is added when the view has no masked-in token.
+/// Non-finite tokens follow `nonfinite` (use the panel's policy).
+template <class T, class M>
+void add_panel_quantiles(panel& p, const paired_view<T, M>& v, quantile_workspace& ws,
+                         nonfinite_policy nonfinite = nonfinite_policy::raise) {
+    p.delta_quantiles.clear();
+    p.abs_delta_quantiles.clear();
+    quantile_options o;
+    o.nonfinite = nonfinite;
+    const auto& dp = default_delta_probs();
+    const auto& ap = default_abs_delta_probs();
+    const auto qd = quantiles(v, quantile_of::delta, dp, o, ws);
+    if (std::isnan(qd.front())) return;  // no token: no quantile keys (SPEC: absent or null)
+    const auto qa = quantiles(v, quantile_of::abs_delta, ap, o, ws);
+    for (std::size_t i = 0; i < qd.size(); ++i) p.delta_quantiles.emplace_back(dp[i], qd[i]);
+    for (std::size_t i = 0; i < qa.size(); ++i) p.abs_delta_quantiles.emplace_back(ap[i], qa[i]);
+}
+
+template <class T, class M>
+void add_panel_quantiles(panel& p, const paired_view<T, M>& v, nonfinite_policy nonfinite = nonfinite_policy::raise) {
+    quantile_workspace ws;
+    add_panel_quantiles(p, v, ws, nonfinite);
+}
+
 namespace detail {
 
 /// The buckets of delta: the top 16 bits (sign, exponent, 7 mantissa bits)

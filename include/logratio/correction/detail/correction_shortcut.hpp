@@ -13,12 +13,12 @@
 #include <cstdint>
 #include <limits>
 
-#include "../correction/correction_options.hpp"
-#include "../core/view.hpp"
+#include "../correction_options.hpp"
+#include "../../core/view.hpp"
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
-#include "panel_kernel.hpp"
-#include "simd.hpp"
+#include "../../detail/panel_kernel.hpp"
+#include "../../detail/simd.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -43,13 +43,13 @@
 #include <limits>
 #include <memory>
 
-#include "../correction/correction_accumulator.hpp"
-#include "../core/view.hpp"
+#include "../correction_accumulator.hpp"
+#include "../../core/view.hpp"
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
 #include "correction_shortcut.hpp"
-#include "panel_kernel.hpp"
-#include "simd.hpp"
+#include "../../detail/panel_kernel.hpp"
+#include "../../detail/simd.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -11,8 +11,8 @@
 #include <limits>
 #include <utility>
 
-#include "../correction/correction_options.hpp"
-#include "panel_kernel.hpp"
+#include "../correction_options.hpp"
+#include "../../detail/panel_kernel.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

@@ -8,10 +8,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "../correction/stats/registry.hpp"
-#include "panel_kernel.hpp"
-#include "simd.hpp"
-#include "widen.hpp"
+#include "../stats/registry.hpp"
+#include "../../detail/panel_kernel.hpp"
+#include "../../detail/simd.hpp"
+#include "../../detail/widen.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

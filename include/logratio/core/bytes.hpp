@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/error.hpp"
+#include "error.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

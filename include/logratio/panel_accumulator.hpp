@@ -1,3 +1,0 @@
-#pragma once
-// Moved to <logratio/panel/panel_accumulator.hpp>; this path forwards to it for one release.
-#include "panel/panel_accumulator.hpp"
