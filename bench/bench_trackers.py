@@ -11,6 +11,12 @@ Prints one line per layout: layout, MB, wall seconds, CPU seconds (user +
 sys of the tool: the honest figure on a shared, loaded machine), reading
 CPU seconds (minus the first line: the same statistics on a long table of
 the one metric), MB read per reading second, max RSS.
+
+  bench/bench_trackers.py LOGRATIO --readers [--repeat 3] [--baseline OTHER_LOGRATIO] [--only LAYOUT...]
+
+is the reading benchmark instead (bench_trackers_readers.py): every layout
+at 100 MB+, read by `logratio runs --list-attributes --json` beside a Python
+reader of the same format, MB/s and records/s per CPU second, the ratio.
 """
 import argparse
 import json
@@ -97,7 +103,7 @@ def write_sqlite(work, runs, steps, metrics):
     # (key, timestamp, step, run_uuid, value, is_nan), SqlLatestMetric's
     # (key, run_uuid)), without the columns logratio does not read.
     db = sqlite3.connect(f"{work}/mlflow.db")
-    db.executescript("""CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT);
+    db.executescript("""CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, lifecycle_stage TEXT);
       CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT, PRIMARY KEY (key, run_uuid));
       CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN,
                             PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
@@ -106,7 +112,7 @@ def write_sqlite(work, runs, steps, metrics):
                                    run_uuid TEXT, PRIMARY KEY (key, run_uuid));""")
     for name, group, names, rows in values(runs, steps, metrics):
         uuid = name.replace(" ", "")
-        db.execute("INSERT INTO runs VALUES (?, ?)", (uuid, name))
+        db.execute("INSERT INTO runs VALUES (?, ?, 'active')", (uuid, name))
         db.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, 0)",
                        ((m, row[k], int((T0 + 10 * s) * 1000), uuid, s + 1)
                         for s, row in enumerate(rows) for k, m in enumerate(names)))
@@ -133,7 +139,19 @@ def main():
     ap.add_argument("--work", default="/tmp/logratio_bench_trackers")
     ap.add_argument("--keep", action="store_true", help="reuse the files of an earlier run")
     ap.add_argument("--write-only", action="store_true", help="write the files, time nothing")
+    ap.add_argument("--readers", action="store_true",
+                    help="the reading benchmark instead (bench_trackers_readers.py: every layout at 100 MB+, "
+                         "beside a Python reader); --work defaults to /tmp/logratio_bench_readers there")
+    ap.add_argument("--scale", type=float, default=1.0, help="--readers: steps per run x SCALE (1: 100 MB+ each)")
+    ap.add_argument("--only", nargs="*", default=[], help="--readers: these layouts only (directory names)")
+    ap.add_argument("--baseline", help="--readers: another logratio binary timed in the same run (e.g. main's)")
+    ap.add_argument("--markdown", action="store_true", help="--readers: also the table as Markdown (bench/READERS.md)")
     a = ap.parse_args()
+    if a.readers:
+        import bench_trackers_readers as br
+        work = a.work if a.work != ap.get_default("work") else "/tmp/logratio_bench_readers"
+        br.run(a.logratio, work, a.repeat, a.keep, a.scale, a.only, a.baseline, a.markdown)
+        return
     if not a.keep:
         shutil.rmtree(a.work, ignore_errors=True)
         os.makedirs(a.work)

@@ -1,9 +1,12 @@
 // libFuzzer target: JSON histories (W&B JSON Lines / arrays with Python's
 // NaN tokens, verl file-logger lines) through the tracker reader, the one
 // history -> runs conversion (step and metric choice) and the run
-// statistics. The first byte picks the step choice.
+// statistics. The first byte picks the step choice. Every input is also read
+// with json_scanner alone: the simdjson path must give the same runs, values
+// (bit for bit), notes and errors, or the target traps.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,9 +15,39 @@
 #include "io/trackers/json_history.hpp"
 #include "io/trackers/to_runs.hpp"
 
+namespace {
+
+/// The runs, notes and values (their bits) a parser reads, or its error.
+std::string said(const std::string& text, logratio_cli::trackers::json_lines_parser p) {
+    try {
+        const auto set = logratio_cli::trackers::read_json_history_text(text, "fuzz.jsonl", {}, p);
+        std::string s = set.reader;
+        for (const auto& n : set.notes) s += "\n" + n;
+        for (const auto& r : set.runs) {
+            s += "\n" + r.name + "/" + r.group + "/" + r.step_name;
+            for (const auto& [k, pts] : r.metrics) {
+                s += "\n" + k;
+                for (const auto& pt : pts) {
+                    std::uint64_t b[2];
+                    std::memcpy(&b[0], &pt.value, 8);
+                    std::memcpy(&b[1], &pt.wall_time, 8);
+                    s += " " + std::to_string(pt.step) + "=" + std::to_string(b[0]) + "@" + std::to_string(b[1]);
+                }
+            }
+        }
+        return s;
+    } catch (const logratio::error& e) {
+        return std::string("error ") + e.what();
+    }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1 || size > 8192) return 0;
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    using logratio_cli::trackers::json_lines_parser;
+    if (said(text, json_lines_parser::fastest) != said(text, json_lines_parser::scanner)) __builtin_trap();
     try {
         const auto set = logratio_cli::trackers::read_json_history_text(text, "fuzz.jsonl");
         logratio_cli::history_options o;

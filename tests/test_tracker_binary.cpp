@@ -369,7 +369,7 @@ TEST_CASE("W&B bytes: chunk order, zero padding and value JSON") {
     CHECK(format_error_of([&] { read(bad_type); }).find("chunk type 9 is not FULL/FIRST/MIDDLE/LAST") != std::string::npos);
 }
 
-TEST_CASE("TensorBoard: event files in the logdir itself are the run '.'; W&B runs sharing a name stay apart") {
+TEST_CASE("TensorBoard: event files in the logdir itself are the run named by the logdir; byte-identical W&B logs read once") {
     namespace fs = std::filesystem;
     const temp_dir tb("tb_layout");
     const fs::path sync = data("tb/sync run 1/events.out.tfevents.1700000000.host.101.0");
@@ -378,23 +378,24 @@ TEST_CASE("TensorBoard: event files in the logdir itself are the run '.'; W&B ru
     fs::copy_file(sync, tb.path / "sub" / sync.filename());
     const history_set h = read_tensorboard(tb.path.string());
     REQUIRE(h.runs.size() == 2);
-    CHECK(h.runs[0].name == ".");
+    CHECK(h.runs[0].name == tb.path.filename().string());  // never "." (#42)
     CHECK(h.runs[1].name == "sub");
     CHECK(h.runs[0].metrics.at(DIFF).size() == 4);
 
     const temp_dir wb("wandb_same_name");
     const fs::path run = data("wandb/offline-run-20260101_130000-def456/run-def456.wandb");
-    for (const char* d : {"offline-run-a", "offline-run-b", "offline-run-c"}) {  // one run resumed twice
+    for (const char* d : {"offline-run-a", "offline-run-b", "offline-run-c"}) {  // three copies of one log
         fs::create_directories(wb.path / d);
         fs::copy_file(run, wb.path / d / run.filename());
     }
+    // copies (a committed wandb/latest-run/ beside its run) are one run, read once (#42); a
+    // run resumed offline writes logs that differ, kept apart by run id, then directory
     const history_set w = read_wandb_offline(wb.path.string());
-    REQUIRE(w.runs.size() == 3);
+    REQUIRE(w.runs.size() == 1);
     CHECK(w.runs[0].name == "async run 2");
-    CHECK(w.runs[1].name == "async run 2 (def456)");
-    CHECK(w.runs[2].name == "async run 2 (offline-run-c)");
-    CHECK(w.runs[0].source != w.runs[1].source);
-    CHECK(has_note(w, "W&B runs 'async run 2' and 'async run 2 (offline-run-c)' share the run id def456"));
+    CHECK(w.runs[0].id == "def456");
+    CHECK(has_note(w, "offline-run-b/run-def456.wandb: byte-identical to"));
+    CHECK(has_note(w, "offline-run-c/run-def456.wandb: byte-identical to"));
 }
 
 // ---------------------------------------------------------------- run attributes (#38)

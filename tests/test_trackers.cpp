@@ -826,3 +826,62 @@ TEST_CASE("a project directory holding mlflow.db opens it; --format json reads a
     CHECK(forced.set.reader == "verl file-logger histories");
     check_same_as_reference(convert(forced.set), true);
 }
+
+// #42: the readers' layer as a user meets it.
+namespace fs = std::filesystem;
+TEST_CASE("MLflow duplicate (key, step) (Stable-Baselines3's double dump): the latest by (timestamp, value) wins, counted") {
+    for (const char* input : {"edge/sb3_dup/mlruns", "edge/sb3_dup.db"}) {
+        INFO(input);
+        const auto set = read_auto(data(input));
+        REQUIRE(set.runs.size() == 1);
+        CHECK(set.runs[0].name == "ppo");
+        CHECK(set.runs[0].id == "5b35b3" + std::string(26, '0'));
+        // step 2: 0.2501 is 3 ms later; step 3: one timestamp, the larger value (MLflow's latest_metrics order)
+        CHECK(values_of(set.runs[0]) == std::vector<double>{0.125, 0.2501, 0.31});
+        CHECK(has_note(set.notes, "run 'ppo': 2 (metric, step) pair(s) logged twice with different values"));
+    }
+}
+
+TEST_CASE("--update-offset before --steps-per-batch: 1-based TRL steps with offset -1 put step 1 at position 0") {
+    const auto set = read_auto(data("trl/sync"));
+    logratio_cli::history_options o;
+    o.steps_per_batch = 2;
+    o.update_offset = -1;
+    std::string how;
+    const auto r = tr::run_from_history(set.runs[0], metric, o, how);
+    REQUIRE(r.series.update.size() >= 2);
+    CHECK(r.series.update[0] == 0.0);  // step 1
+    CHECK(r.position[0] == 0);
+    CHECK(r.position[1] == 1);
+}
+
+TEST_CASE("a copied wandb/latest-run/ (byte-identical log) is read once, with a note; the run keeps its W&B id") {
+    const fs::path dir = fs::temp_directory_path() / "logratio_test_latest_run";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy(data("dirs/project_wandb/wandb"), dir / "wandb", fs::copy_options::recursive);
+    fs::copy(dir / "wandb" / "run-20261203_000000-r2xsync", dir / "wandb" / "latest-run", fs::copy_options::recursive);
+    const auto set = read_auto(dir.string());
+    REQUIRE(set.runs.size() == 1);
+    CHECK(set.runs[0].id == "r2xsync");
+    CHECK(set.runs[0].source.find("latest-run") == std::string::npos);  // the run-* directory is the one read
+    CHECK(has_note(set.notes, "latest-run/run-r2xsync.wandb: byte-identical to"));
+    CHECK(has_note(set.notes, "skipped"));  // its files/ TensorBoard copy, through the project directory
+    fs::remove_all(dir);
+}
+
+TEST_CASE("real files: sync_tensorboard's global_step is the W&B step; event files in the logdir name the run by it") {
+    const std::string run = std::string(LOGRATIO_TEST_DATA) + "/real/wandb/conceptppo/wandb/run-20230723_093735-mxaehod4";
+    const auto w = read_auto(std::string(LOGRATIO_TEST_DATA) + "/real/wandb/conceptppo");
+    REQUIRE(w.runs.size() == 1);
+    logratio_cli::history_options o;
+    std::string how;
+    const auto r = tr::run_from_history(w.runs[0], "Loss/pi", o, how);
+    CHECK(how.rfind("global_step", 0) == 0);
+    CHECK(r.series.update.size() == 763);
+    CHECK(r.series.update[1] == 65536.0);  // CleanRL's global_step, as in the TensorBoard copy
+    const auto tb = tr::read_input(run + "/files", "tensorboard").set;
+    REQUIRE(tb.runs.size() == 1);
+    CHECK(tb.runs[0].name == "files");
+    CHECK(tb.runs[0].metrics.at("Loss/pi").size() == 763);
+}

@@ -515,6 +515,47 @@ def sample_histories(panels, root):
     write(f"{root}/wandb_histories.csv", pandas_csv(multi, cols))
 
 
+def sb3_double_dump(root):
+    """Stable-Baselines3's MLflow writer dumps its logger twice at an
+    evaluation step: one (key, step) twice, milliseconds apart, values
+    differing (edge/sb3_dup/mlruns and edge/sb3_dup.db). MLflow shows the
+    latest by (timestamp, value): step 2 keeps 0.2501 (the later), step 3
+    0.31 (same timestamp: the larger), step 1 is logged once."""
+    e = f"{root}/edge"
+    t = int(T0 * 1000)
+    rows = [(1, 0.125, t + 1000), (2, 0.25, t + 2000), (2, 0.2501, t + 2003), (3, 0.31, t + 3000), (3, 0.3, t + 3000)]
+    run_id = "5b35b3" + "0" * 26
+    d = f"{e}/sb3_dup/mlruns/1/{run_id}"
+    write(f"{d}/meta.yaml", f"run_id: {run_id}\nrun_name: ppo\nexperiment_id: '1'\nlifecycle_stage: active\n")
+    write(f"{d}/metrics/{METRIC}", "".join(f"{ts} {v!r} {st}\n" for st, v, ts in rows))
+    write(f"{e}/sb3_dup/mlruns/1/meta.yaml", "experiment_id: '1'\nname: sb3\nlifecycle_stage: active\n")
+    db = f"{e}/sb3_dup.db"
+    if os.path.exists(db):
+        os.remove(db)
+    c = sqlite3.connect(db)
+    mlflow_sqlite_schema(c)
+    c.execute("INSERT INTO runs VALUES (?, 'ppo', 1, 'FINISHED', ?, 'active')", (run_id, t))
+    for st, v, ts in rows:
+        c.execute("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, 0)", (METRIC, v, ts, run_id, st))
+    c.commit()
+    c.execute("VACUUM")
+    c.close()
+
+
+def reader_edges(root):
+    """Small inputs for the messages of #42 (edge/): 'nan' in a long table's
+    update column; a W&B history whose only run logged no value; a long
+    table whose OLS slope p-value underflows double (a bound, not 0)."""
+    e = f"{root}/edge"
+    write(f"{e}/nan_update.csv", "run,group,update,delta_abs_mean\na,g,0,0.1\na,g,nan,0.2\n")
+    write(f"{e}/empty_history.jsonl", json.dumps({"_step": 0}) + "\n" + json.dumps({"_step": 1}) + "\n")
+    lines = ["run,group,update,delta_abs_mean"]
+    for r in ("a", "b"):
+        for u in range(400):  # a line with noise 1e-13: t in the thousands, p far below 1e-300
+            lines.append(f"{r},g,{u},{0.01 + 1e-4 * u + 1e-13 * ((u * 7) % 5)!r}")
+    write(f"{e}/p_underflow.csv", "\n".join(lines) + "\n")
+
+
 def main(argv):
     if argv[1:2] == ["--sample"]:
         sample_histories(argv[2], argv[3])
@@ -536,6 +577,8 @@ def main(argv):
     binary_layouts(rs, root)
     bad_inputs(root)
     edge_cases(root)
+    sb3_double_dump(root)
+    reader_edges(root)
     directory_layouts(rs, root)
     fuzz = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fuzz")
     if os.path.isdir(fuzz):

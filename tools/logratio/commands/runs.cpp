@@ -70,6 +70,10 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
                   "a run attribute (W&B config, MLflow param or tag, TensorBoard hparam, a long table's constant "
                   "column, a dump's __metadata__): the analysis repeated within each of its values");
     if (!report) c->add_flag("--list-attributes", a.list_attributes, "print the run attributes found, and nothing else");
+    if (!report)
+        c->add_flag("--points", a.points,
+                    "print every (run, step, metric, value) the readers read, in order, and nothing else (with "
+                    "--json: a \"points\" array): to check a reader against the tracker");
     add_threads_option(*c, a.threads, "dumps computed in parallel");
     if (!report) return;
     c->add_option("--dump", a.dump, "dump whose delta histogram the report shows (default: the worst update)");
@@ -87,7 +91,7 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
 command_runner setup_runs(CLI::App& c) {
     auto args = std::make_shared<runs_args>();
     add_runs_options(&c, *args, false);
-    return [args] { return run_runs(*args); };
+    return [args] { return args->points ? run_points(*args) : run_runs(*args); };
 }
 
 command_runner setup_report(CLI::App& c) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "../io/table.hpp"
 #include "thread_count.hpp"
@@ -31,11 +32,30 @@ struct runs_args {
     history_options history;
     std::optional<long> position;
     bool json = false;
+    bool points = false;  ///< --points: every (run, step, metric, value) read, nothing computed
     thread_count threads;  // --threads, or the usable CPUs
 };
 
 /// The commands: exit code 0, or an exception (logratio::error) naming what is wrong.
 int run_runs(const runs_args& a);
 int run_report(const runs_args& a);
+
+/// One value as a reader read it (`logratio runs --points`): the run's name
+/// as the analysis shows it, the tracker's step (a long table's update),
+/// the metric, the value (NaN as logged).
+struct point_row {
+    std::string run, metric;
+    double step = 0, value = 0;
+};
+struct points_read {
+    std::vector<std::pair<std::string, std::string>> inputs;  ///< (path, reader)
+    std::vector<point_row> rows;  ///< per input, run, metric (sorted), step
+    std::vector<std::string> notes;
+};
+/// Every input read (every metric), runs told apart as `runs` tells them
+/// apart (runs_load.cpp); its points listed in order.
+points_read load_points(const runs_args& a);
+/// `logratio runs --points [--json]` (runs_render.cpp).
+int run_points(const runs_args& a);
 
 }  // namespace logratio_cli

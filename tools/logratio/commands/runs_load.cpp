@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -12,6 +13,7 @@
 
 #include "../io/export_reader.hpp"
 #include "../io/files_read.hpp"
+#include "../io/sha256.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
 #include "../output/panel_table.hpp"
@@ -134,6 +136,27 @@ std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, 
     return out;
 }
 
+/// NaN values a history logged for the metrics analysed (a diverged step, a
+/// tracker's "NaN"): they are no value, left out of every statistic -- and
+/// counted here, per metric, so that none is dropped without a word.
+void nan_value_notes(const trackers::history_set& set, const std::vector<std::string>& metrics,
+                     std::vector<std::string>& notes) {
+    for (const auto& metric : metrics) {
+        std::size_t nans = 0, runs = 0;
+        for (const auto& h : set.runs) {
+            const auto m = h.metrics.find(metric);
+            if (m == h.metrics.end()) continue;
+            const auto n = static_cast<std::size_t>(
+                std::count_if(m->second.begin(), m->second.end(), [](const trackers::point& p) { return std::isnan(p.value); }));
+            nans += n;
+            runs += n > 0;
+        }
+        if (nans)
+            notes.push_back(logratio::detail::concat(set.input, ": ", nans, " logged value(s) of '", metric, "' in ", runs,
+                                                     " run(s) are NaN: left out of the statistics"));
+    }
+}
+
 /// The runs of one tracker history for the mismatch metric and each other
 /// metric; says on stderr which reader took the input.
 void runs_from_history(const runs_args& a, const trackers::history_set& set, const std::vector<std::string>& metrics,
@@ -170,6 +193,7 @@ void runs_from_history(const runs_args& a, const trackers::history_set& set, con
         }
         ++taken;
     }
+    nan_value_notes(set, metrics, notes);
     std::string how;
     for (const auto& [st, n] : steps_used)
         how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");
@@ -207,6 +231,57 @@ trackers::key_filter keys_for(const runs_args& a) {
     std::vector<std::string> k = keys.wanted();
     k.insert(k.end(), a.metrics.begin(), a.metrics.end());
     return trackers::key_filter(std::move(k));
+}
+
+/// Whether two runs were read from byte-identical files (a copied
+/// wandb/latest-run/, an export given twice): the size first, then SHA-256.
+bool same_bytes(const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const auto na = std::filesystem::file_size(a, ea), nb = std::filesystem::file_size(b, eb);
+    if (ea || eb || na != nb || a == b) return !ea && !eb && a == b;
+    return digest_file(a).sha256 == digest_file(b).sha256;
+}
+
+/// Runs of different inputs sharing a name (the HF Trainer names W&B runs
+/// after output_dir, often "."): one read from a file byte-identical to
+/// another's is read once; the rest are told apart by their id (W&B run id,
+/// MLflow run_uuid, else the path read; docs/trackers.md), each said.
+void tell_runs_apart(std::vector<read_input_t>& ins, std::vector<std::string>& notes) {
+    std::map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> by_name;  // name -> (input, run)
+    for (std::size_t i = 0; i < ins.size(); ++i)
+        if (!ins[i].exported && ins[i].d.kind == trackers::detected_input::history)
+            for (std::size_t r = 0; r < ins[i].d.set.runs.size(); ++r) by_name[ins[i].d.set.runs[r].name].push_back({i, r});
+    std::set<std::pair<std::size_t, std::size_t>> dropped;
+    for (auto& [name, at] : by_name) {
+        if (at.size() < 2) continue;
+        std::vector<std::pair<std::size_t, std::size_t>> kept;
+        for (const auto& x : at) {
+            const auto& run = ins[x.first].d.set.runs[x.second];
+            const auto twin = std::find_if(kept.begin(), kept.end(), [&](const auto& k) {
+                return same_bytes(ins[k.first].d.set.runs[k.second].source, run.source);
+            });
+            if (twin == kept.end()) {
+                kept.push_back(x);
+                continue;
+            }
+            notes.push_back(run.source + ": byte-identical to " + ins[twin->first].d.set.runs[twin->second].source +
+                            " (a copied log?): run '" + name + "' read once");
+            dropped.insert(x);
+        }
+        if (kept.size() < 2) continue;
+        std::string list;
+        for (const auto& k : kept) {
+            auto& run = ins[k.first].d.set.runs[k.second];
+            run.name = name + " (" + (run.id.empty() ? run.source : run.id) + ")";
+            list += (list.empty() ? "'" : ", '") + run.name + "'";
+        }
+        notes.push_back(std::to_string(kept.size()) + " runs of different inputs are named '" + name +
+                        "': told apart by run id as " + list);
+    }
+    for (auto it = dropped.rbegin(); it != dropped.rend(); ++it) {
+        auto& runs = ins[it->first].d.set.runs;
+        runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(it->second));
+    }
 }
 
 std::vector<read_input_t> read_inputs(const runs_args& a) {
@@ -402,7 +477,104 @@ void check_unique_runs(const std::vector<run_input>& runs) {
                                   "rename one, or give each export once)");
 }
 
+/// --position: each run keeps the updates at that position in their batch
+/// (position = (step + --update-offset) mod --steps-per-batch); a run left
+/// with none is an error naming the options (a 1-based step axis needs
+/// --update-offset -1 to put the first update of a batch at position 0).
+void keep_positions(const runs_args& a, std::vector<std::vector<run_input>>& per_metric) {
+    for (std::size_t m = 0; m < per_metric.size(); ++m)
+        for (auto& r : per_metric[m]) {
+            if (r.series.update.empty()) continue;
+            if (r.position.size() != r.series.update.size())
+                throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
+            const double first = r.series.update.front();
+            keep_position(r, *a.position);
+            if (m == 0 && r.series.update.empty())
+                throw logratio::error(logratio::detail::concat(
+                    "run '", r.series.run, "': --position ", *a.position, " with --steps-per-batch ",
+                    a.history.steps_per_batch, " and --update-offset ", a.history.update_offset,
+                    " keeps no update (position = (step + offset) mod P; its first update is ", first,
+                    "); a 1-based step needs --update-offset -1"));
+        }
+}
+
+/// A group of one run has no spread between runs (its "CI" is that run's
+/// alone), and a comparison of one run against one run is not a comparison
+/// of groups: each is said (a W&B run directory read as a group of its own
+/// once printed a "group comparison" without a word).
+void single_run_notes(const std::string& compare, const std::vector<run_input>& runs, std::vector<std::string>& notes) {
+    std::vector<std::string> order;
+    std::map<std::string, std::size_t> count;
+    for (const auto& r : runs)
+        if (count[r.series.group]++ == 0) order.push_back(r.series.group);
+    std::vector<std::string> single;
+    for (const auto& g : order)
+        if (count[g] == 1) single.push_back(g);
+    if (single.empty()) return;
+    std::string list;
+    for (std::size_t i = 0; i < single.size() && i < 10; ++i) list += (i ? ", '" : "'") + single[i] + "'";
+    if (single.size() > 10) list += ", ...";
+    notes.push_back(std::to_string(single.size()) + " group(s) of a single run (" + list +
+                    "): a group's interval needs 2 or more runs; with one it is that run alone");
+    std::string a, b;
+    if (const auto comma = compare.find(','); comma != std::string::npos) {
+        a = compare.substr(0, comma);
+        b = compare.substr(comma + 1);
+    } else if (order.size() >= 2) {
+        a = order[0];
+        b = order[1];
+    }
+    if (!a.empty() && count[a] == 1 && count[b] == 1)
+        notes.push_back("the comparison " + a + " vs " + b + " is of 1 run against 1 run: a difference between two "
+                        "runs, not between groups (give more runs per group, or --group-pattern)");
+}
+
+/// A long table's numbers as points: every numeric cell of a column other
+/// than run, group, update and attr:*, at the row's update.
+void table_points(const text_table& t, std::vector<point_row>& out) {
+    const auto rc = t.column("run"), uc = t.column("update");
+    if (!rc || !uc) throw logratio::error(t.path + ": a long table needs 'run' and 'update' columns");
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const auto& name = t.columns[c];
+        if (c == *rc || c == *uc || name == "group" || name.rfind("attr:", 0) == 0) continue;
+        for (std::size_t i = 0; i < t.row_count(); ++i) {
+            const auto v = cell_number(t.cell(i, c));
+            const auto u = cell_number(t.cell(i, *uc));
+            if (v && u) out.push_back({std::string(t.cell(i, *rc)), name, *u, *v});
+        }
+    }
+}
+
 }  // namespace
+
+points_read load_points(const runs_args& a) {
+    runs_args every = a;
+    every.metrics = {"all"};  // every key of every history
+    auto ins = read_inputs(every);
+    points_read out;
+    tell_runs_apart(ins, out.notes);
+    for (auto& in : ins) {
+        if (in.exported)
+            throw logratio::error(in.path + ": --points lists what tracker readers read; this is a logratio export "
+                                  "(its updates.csv is the table)");
+        if (in.d.kind == trackers::detected_input::dumps)
+            throw logratio::error(in.path + ": --points lists what tracker readers read; for a directory of dumps "
+                                  "`logratio panel --each DIR --csv FILE` writes their panels");
+        if (in.d.kind == trackers::detected_input::long_table) {
+            out.inputs.push_back({in.path, "long table"});
+            table_points(in.d.table, out.rows);
+            continue;
+        }
+        out.inputs.push_back({in.path, in.d.set.reader});
+        for (const auto& r : in.d.set.runs) {
+            if (r.metrics.empty()) out.notes.push_back(in.path + ": run '" + r.name + "' logged no history");
+            for (const auto& [metric, pts] : r.metrics)
+                for (const auto& p : pts) out.rows.push_back({r.name, metric, static_cast<double>(p.step), p.value});
+        }
+        out.notes.insert(out.notes.end(), in.d.set.notes.begin(), in.d.set.notes.end());
+    }
+    return out;
+}
 
 loaded_runs load_runs(const runs_args& a) {
     loaded_runs L;
@@ -410,6 +582,7 @@ loaded_runs load_runs(const runs_args& a) {
     L.compare = a.compare;
     std::vector<std::string> notes;
     auto ins = read_inputs(a);
+    tell_runs_apart(ins, notes);
     std::vector<std::vector<dump_panel>> ds(ins.size());
     std::vector<dump_panel> all_dumps;
     for (std::size_t i = 0; i < ins.size(); ++i)
@@ -430,20 +603,10 @@ loaded_runs load_runs(const runs_args& a) {
     settle_groups(a, per_metric[0], notes);
     for (std::size_t m = 1; m < metrics.size(); ++m)
         for (std::size_t i = 0; i < per_metric[m].size(); ++i) per_metric[m][i].series.group = per_metric[0][i].series.group;
-    if (a.position)
-        for (auto& runs : per_metric)
-            for (auto& r : runs) {
-                if (r.series.update.empty()) continue;
-                if (r.position.size() != r.series.update.size())
-                    throw logratio::error("--position needs logging-history exports (with --steps-per-batch)");
-                keep_position(r, *a.position);
-            }
+    if (a.position) keep_positions(a, per_metric);
     if (per_metric[0].empty()) throw logratio::error("no runs in the inputs");
-    if (a.position && !std::any_of(per_metric[0].begin(), per_metric[0].end(),
-                                   [](const run_input& r) { return !r.series.update.empty(); }))
-        throw logratio::error("--position " + std::to_string(*a.position) + " keeps no update of any run (position = the "
-                              "logged step mod --steps-per-batch)");
     keep_runs_with_enough_updates(L, per_metric);
+    single_run_notes(L.compare, per_metric[0], notes);
     L.runs = std::move(per_metric[0]);
     for (std::size_t m = 1; m < metrics.size(); ++m) L.others.push_back({metrics[m], std::move(per_metric[m])});
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());

@@ -147,7 +147,7 @@ report_table run_table(const metric_analysis& m) {
         t.rows.push_back({r.run, r.group, std::to_string(r.updates), cell4(r.summary.mean), cell4(r.summary.max),
                           fmt(r.ols.slope, "%.3g"),
                           "[" + fmt(r.ols.slope_ci_low, "%.3g") + ", " + fmt(r.ols.slope_ci_high, "%.3g") + "]",
-                          fmt(r.kendall.tau, "%.3f"), fmt(r.kendall.pvalue, "%.2g")});
+                          fmt(r.kendall.tau, "%.3f"), p_cell(r.kendall.pvalue)});
     return t;
 }
 
@@ -184,8 +184,8 @@ report_section strata_section(const evidence& e, const std::string& axis) {
         auto t = group_table(m, axis);
         if (st.analysis.comparison) {
             const auto& c = *st.analysis.comparison;
-            t.caption += "; " + c.a + " - " + c.b + ": level " + fmt(c.means.mean_diff, "%.3g") + " (Welch p = " +
-                         fmt(c.means.pvalue, "%.2g") + "), slope Welch p = " + fmt(c.slopes.pvalue, "%.2g");
+            t.caption += "; " + c.a + " - " + c.b + ": level " + fmt(c.means.mean_diff, "%.3g") + " (Welch " +
+                         p_phrase(c.means.pvalue) + "), slope Welch " + p_phrase(c.slopes.pvalue);
         }
         s.tables.push_back(std::move(t));
     }
@@ -250,6 +250,62 @@ std::vector<report_section> analysis_sections(const loaded_runs& L, const eviden
     }
     if (!e.by.empty()) out.push_back(strata_section(e, L.axis));
     return out;
+}
+
+}  // namespace logratio_cli
+
+namespace logratio_cli {
+
+namespace {
+
+/// A JSON string literal (invalid UTF-8 replaced, as the other JSON output).
+std::string json_string(const std::string& s) {
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// A value as JSON: the number_text of a finite double (reads back as the
+/// same double); NaN and infinities, which JSON has no numbers for, as the
+/// strings "nan", "inf", "-inf".
+std::string json_number(double v) { return std::isfinite(v) ? number_text(v) : "\"" + number_text(v) + "\""; }
+
+void print_points_json(const points_read& p) {
+    std::string o = "{\n \"inputs\": [";
+    for (std::size_t i = 0; i < p.inputs.size(); ++i)
+        o += std::string(i ? "," : "") + "\n  {\"input\": " + json_string(p.inputs[i].first) +
+             ", \"reader\": " + json_string(p.inputs[i].second) + "}";
+    o += "\n ],\n \"notes\": [";
+    for (std::size_t i = 0; i < p.notes.size(); ++i) o += std::string(i ? "," : "") + "\n  " + json_string(p.notes[i]);
+    o += "\n ],\n \"points\": [";
+    std::fwrite(o.data(), 1, o.size(), stdout);
+    for (std::size_t i = 0; i < p.rows.size(); ++i) {
+        const auto& r = p.rows[i];
+        o = std::string(i ? "," : "") + "\n  {\"run\": " + json_string(r.run) + ", \"step\": " + json_number(r.step) +
+            ", \"metric\": " + json_string(r.metric) + ", \"value\": " + json_number(r.value) + "}";
+        std::fwrite(o.data(), 1, o.size(), stdout);
+    }
+    std::fputs("\n ]\n}\n", stdout);
+}
+
+}  // namespace
+
+int run_points(const runs_args& a) {
+    const points_read p = load_points(a);
+    for (const auto& [input, reader] : p.inputs) std::fprintf(stderr, "read %s %s\n", reader.c_str(), input.c_str());
+    for (const auto& n : p.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    if (a.json) {
+        print_points_json(p);
+        return 0;
+    }
+    // tab-separated: run names hold spaces; a tab or newline in a name is shown as a space
+    const auto clean = [](std::string s) {
+        std::replace_if(s.begin(), s.end(), [](char c) { return c == '\t' || c == '\n' || c == '\r'; }, ' ');
+        return s;
+    };
+    std::printf("run\tstep\tmetric\tvalue\n");
+    for (const auto& r : p.rows)
+        std::printf("%s\t%s\t%s\t%s\n", clean(r.run).c_str(), number_text(r.step).c_str(), clean(r.metric).c_str(),
+                    number_text(r.value).c_str());
+    return 0;
 }
 
 }  // namespace logratio_cli

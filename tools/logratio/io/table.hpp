@@ -61,10 +61,21 @@ bool ends_with(const std::string& s, const std::string& suf);
 /// Windows tools) is skipped; CRLF line ends are read as LF.
 text_table read_table(const std::string& path);
 
-/// A cell's text as a number: empty, nan, NaN, null, None, NA = missing
-/// (NaN); surrounding spaces and tabs are ignored; std::nullopt if it is not
-/// a number. std::from_chars: correctly rounded, locale-independent.
-std::optional<double> cell_number(std::string_view s);
+/// A cell's text as a number into `x`: empty, nan, NaN, null, None, NA =
+/// missing (NaN); surrounding spaces and tabs are ignored; false if it is
+/// not a number. std::from_chars (io/number_parse.hpp): correctly rounded,
+/// locale-independent.
+bool cell_double(std::string_view s, double& x);
+
+/// cell_double as an optional (std::nullopt: not a number). Inline: an
+/// optional<double> returned from an out-of-line call was a store-forwarding
+/// stall in the CSV profile (its flag byte stored, re-read as 8 bytes); the
+/// readers' per-cell loops call cell_double (parse_cell) directly.
+inline std::optional<double> cell_number(std::string_view s) {
+    double x = 0;
+    if (cell_double(s, x)) return x;
+    return std::nullopt;
+}
 
 /// A cell as a number (cell_number); a non-number is an error naming the
 /// file, line and column.

@@ -137,10 +137,10 @@ report_section trend_section(const report_inputs& r) {
         const auto& c = *r.analysis->comparison;
         s.lines.push_back(c.a + " \u2212 " + c.b + ": mean difference " + fmt(c.means.mean_diff) + " [95% CI " +
                                fmt(c.means.ci_low) + ", " + fmt(c.means.ci_high) + "], Welch t = " + fmt(c.means.t) +
-                               " (df " + fmt(c.means.df) + "), p = " + fmt(c.means.pvalue, "%.3g") +
-                               "; Mann\u2013Whitney U = " + fmt(c.mann_whitney.u) + ", p = " +
-                               fmt(c.mann_whitney.pvalue, "%.3g") + "; slopes: Welch p = " +
-                               fmt(c.slopes.pvalue, "%.3g") + ".");
+                               " (df " + fmt(c.means.df) + "), " + p_phrase(c.means.pvalue, "%.3g") +
+                               "; Mann\u2013Whitney U = " + fmt(c.mann_whitney.u) + ", " +
+                               p_phrase(c.mann_whitney.pvalue, "%.3g") + "; slopes: Welch " +
+                               p_phrase(c.slopes.pvalue, "%.3g") + ".");
     }
     return s;
 }
@@ -167,8 +167,8 @@ report_section runs_section(const report_inputs& r) {
         t.rows.push_back({x->run, x->group, std::to_string(x->updates), fmt(x->summary.mean), fmt(x->summary.max),
                           fmt(x->ols.slope, "%.3g"),
                           "[" + fmt(x->ols.slope_ci_low, "%.3g") + ", " + fmt(x->ols.slope_ci_high, "%.3g") + "]",
-                          fmt(x->ols.pvalue, "%.2g"), fmt(x->theil_sen.slope, "%.3g"), fmt(x->kendall.tau, "%.3f"),
-                          fmt(x->kendall.pvalue, "%.2g")});
+                          p_cell(x->ols.pvalue, "%.2g"), fmt(x->theil_sen.slope, "%.3g"), fmt(x->kendall.tau, "%.3f"),
+                          p_cell(x->kendall.pvalue, "%.2g")});
     t.caption = "Per run: OLS and Theil\u2013Sen slopes per " + unit(r.axis) + ", Kendall's \u03c4";
     s.tables.push_back(std::move(t));
     return s;

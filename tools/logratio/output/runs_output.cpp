@@ -17,6 +17,17 @@ nlohmann::ordered_json num(double v) {
 }
 nlohmann::ordered_json pair_json(double a, double b) { return nlohmann::ordered_json::array({num(a), num(b)}); }
 
+/// A p-value into `o[key]`: the number, or below p_floor the bound p_floor
+/// with `<key>_is_upper_bound: true` (never a p of 0, which no test gives).
+void put_p(nlohmann::ordered_json& o, const std::string& key, double p) {
+    if (std::isfinite(p) && p < p_floor) {
+        o[key] = p_floor;
+        o[key + "_is_upper_bound"] = true;
+    } else {
+        o[key] = num(p);
+    }
+}
+
 }  // namespace
 
 std::vector<std::pair<long, std::pair<std::size_t, double>>> position_means(const run_input& r) {
@@ -50,11 +61,11 @@ nlohmann::ordered_json runs_json(const std::string& metric, const logratio::runs
         o["slope"] = num(r.ols.slope);
         o["slope_stderr"] = num(r.ols.slope_stderr);
         o["slope_ci"] = pair_json(r.ols.slope_ci_low, r.ols.slope_ci_high);
-        o["slope_p"] = num(r.ols.pvalue);
+        put_p(o, "slope_p", r.ols.pvalue);
         o["theil_sen_slope"] = num(r.theil_sen.slope);
         o["theil_sen_ci"] = pair_json(r.theil_sen.low, r.theil_sen.high);
         o["kendall_tau"] = num(r.kendall.tau);
-        o["kendall_p"] = num(r.kendall.pvalue);
+        put_p(o, "kendall_p", r.kendall.pvalue);
         o["missing"] = r.missing;
         if (i < in.size()) {
             if (!in[i].zero_grad_norm.empty()) o["zero_grad_norm_updates"] = in[i].zero_grad_norm;
@@ -84,18 +95,19 @@ nlohmann::ordered_json runs_json(const std::string& metric, const logratio::runs
     }
     if (a.comparison) {
         const auto& c = *a.comparison;
-        j["comparison"] = {{"a", c.a},
-                           {"b", c.b},
-                           {"mean_diff", num(c.means.mean_diff)},
-                           {"mean_diff_ci", pair_json(c.means.ci_low, c.means.ci_high)},
-                           {"welch_t", num(c.means.t)},
-                           {"welch_df", num(c.means.df)},
-                           {"welch_p", num(c.means.pvalue)},
-                           {"mannwhitney_u", num(c.mann_whitney.u)},
-                           {"mannwhitney_p", num(c.mann_whitney.pvalue)},
-                           {"slope_welch_t", num(c.slopes.t)},
-                           {"slope_welch_df", num(c.slopes.df)},
-                           {"slope_welch_p", num(c.slopes.pvalue)}};
+        auto& o = j["comparison"];
+        o = {{"a", c.a},
+             {"b", c.b},
+             {"mean_diff", num(c.means.mean_diff)},
+             {"mean_diff_ci", pair_json(c.means.ci_low, c.means.ci_high)},
+             {"welch_t", num(c.means.t)},
+             {"welch_df", num(c.means.df)}};
+        put_p(o, "welch_p", c.means.pvalue);
+        o["mannwhitney_u"] = num(c.mann_whitney.u);
+        put_p(o, "mannwhitney_p", c.mann_whitney.pvalue);
+        o["slope_welch_t"] = num(c.slopes.t);
+        o["slope_welch_df"] = num(c.slopes.df);
+        put_p(o, "slope_welch_p", c.slopes.pvalue);
     } else {
         j["comparison"] = nullptr;
     }
@@ -119,6 +131,12 @@ std::string fmt(double v, const char* f) {
     return b;
 }
 
+std::string p_cell(double p, const char* f) { return std::isfinite(p) && p < p_floor ? "<1e-300" : fmt(p, f); }
+
+std::string p_phrase(double p, const char* f) {
+    return std::isfinite(p) && p < p_floor ? "p < 1e-300" : "p = " + fmt(p, f);
+}
+
 void print_runs_table(const std::string& metric, const logratio::runs_analysis& a) {
     std::printf("metric: %s\n\n", metric.c_str());
     std::printf("%-16s %-8s %7s %11s %11s %11s %11s %12s %24s %9s %8s %9s\n", "run", "group", "updates", "mean", "std",
@@ -128,8 +146,7 @@ void print_runs_table(const std::string& metric, const logratio::runs_analysis& 
                     r.updates, fmt(r.summary.mean).c_str(), fmt(r.summary.std).c_str(), fmt(r.summary.median).c_str(),
                     fmt(r.summary.max).c_str(), fmt(r.ols.slope, "%.3e").c_str(),
                     ("[" + fmt(r.ols.slope_ci_low, "%.2e") + ", " + fmt(r.ols.slope_ci_high, "%.2e") + "]").c_str(),
-                    fmt(r.ols.pvalue, "%.2g").c_str(), fmt(r.kendall.tau, "%.3f").c_str(),
-                    fmt(r.kendall.pvalue, "%.2g").c_str());
+                    p_cell(r.ols.pvalue).c_str(), fmt(r.kendall.tau, "%.3f").c_str(), p_cell(r.kendall.pvalue).c_str());
     std::printf("\n%-10s %5s %8s %12s %26s %12s %8s\n", "group", "runs", "updates", "mean", "95% CI", "mean slope",
                 "rising");
     for (const auto& g : a.groups)
@@ -139,14 +156,14 @@ void print_runs_table(const std::string& metric, const logratio::runs_analysis& 
                     fmt(g.mean_slope.mean, "%.3e").c_str(), g.rising, g.runs);
     if (a.comparison) {
         const auto& c = *a.comparison;
-        std::printf("\n%s - %s: mean difference %s [95%% CI %s, %s]; Welch t = %s (df %s), p = %s; "
-                    "Mann-Whitney U = %s, p = %s%s\n",
+        std::printf("\n%s - %s: mean difference %s [95%% CI %s, %s]; Welch t = %s (df %s), %s; "
+                    "Mann-Whitney U = %s, %s%s\n",
                     c.a.c_str(), c.b.c_str(), fmt(c.means.mean_diff).c_str(), fmt(c.means.ci_low).c_str(),
                     fmt(c.means.ci_high).c_str(), fmt(c.means.t).c_str(), fmt(c.means.df).c_str(),
-                    fmt(c.means.pvalue, "%.3g").c_str(), fmt(c.mann_whitney.u).c_str(),
-                    fmt(c.mann_whitney.pvalue, "%.3g").c_str(), c.mann_whitney.exact ? " (exact)" : "");
-        std::printf("slopes %s - %s: Welch t = %s (df %s), p = %s\n", c.a.c_str(), c.b.c_str(),
-                    fmt(c.slopes.t).c_str(), fmt(c.slopes.df).c_str(), fmt(c.slopes.pvalue, "%.3g").c_str());
+                    p_phrase(c.means.pvalue, "%.3g").c_str(), fmt(c.mann_whitney.u).c_str(),
+                    p_phrase(c.mann_whitney.pvalue, "%.3g").c_str(), c.mann_whitney.exact ? " (exact)" : "");
+        std::printf("slopes %s - %s: Welch t = %s (df %s), %s\n", c.a.c_str(), c.b.c_str(), fmt(c.slopes.t).c_str(),
+                    fmt(c.slopes.df).c_str(), p_phrase(c.slopes.pvalue, "%.3g").c_str());
     }
 }
 
@@ -176,10 +193,9 @@ std::vector<std::string> verdict_lines(const std::string& metric, const logratio
         const bool level = cv.level_differs, slope = cv.drift_differs;
         out.push_back("  " + c.a + " vs " + c.b + ": level " + (level ? "differs" : "not distinguishable") +
                       " (difference " + fmt(c.means.mean_diff, "%.3g") + " [" + fmt(c.means.ci_low, "%.3g") + ", " +
-                      fmt(c.means.ci_high, "%.3g") + "], Welch p = " + fmt(c.means.pvalue, "%.2g") +
-                      ", Mann-Whitney p = " + fmt(c.mann_whitney.pvalue, "%.2g") + "); drift " +
-                      (slope ? "differs" : "not distinguishable") + " (slope Welch p = " +
-                      fmt(c.slopes.pvalue, "%.2g") + ")");
+                      fmt(c.means.ci_high, "%.3g") + "], Welch " + p_phrase(c.means.pvalue) +
+                      ", Mann-Whitney " + p_phrase(c.mann_whitney.pvalue) + "); drift " +
+                      (slope ? "differs" : "not distinguishable") + " (slope Welch " + p_phrase(c.slopes.pvalue) + ")");
     }
     return out;
 }

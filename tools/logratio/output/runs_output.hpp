@@ -33,6 +33,14 @@ std::string runs_json_text(const std::string& metric, const logratio::runs_analy
 /// A number for tables and reports ("-" when not finite).
 std::string fmt(double v, const char* f = "%.4g");
 
+/// The smallest p-value printed as a number: below it (0 included: the
+/// tail underflowed double's range) a p-value is a bound, "< 1e-300".
+constexpr double p_floor = 1e-300;
+/// A p-value cell: fmt(p, f), or "<1e-300" below p_floor.
+std::string p_cell(double p, const char* f = "%.2g");
+/// "p = 0.031", or "p < 1e-300" below p_floor.
+std::string p_phrase(double p, const char* f = "%.2g");
+
 /// The per-run and per-group table (and the comparison) on stdout.
 void print_runs_table(const std::string& metric, const logratio::runs_analysis& a);
 

@@ -160,6 +160,13 @@ struct sniffed_directory {
     std::vector<std::string> notes;
 };
 
+/// The note for W&B run directories whose files/ hold the TensorBoard copy
+/// sync_tensorboard makes of the history: the .wandb logs are read.
+std::string tensorboard_copy_note(const std::string& dir, const std::vector<fs::path>& copies) {
+    return dir + ": W&B run directories with a TensorBoard copy (sync_tensorboard) of their history: read the .wandb "
+                 "logs, skipped " + std::to_string(copies.size()) + " event file(s) such as " + copies.front().string();
+}
+
 /// The tracker store one level down in a project directory (mlruns/,
 /// mlflow.db / mlruns.db, wandb/), opened with a note; format "" if none.
 sniffed_directory project_store(const std::string& dir) {
@@ -174,6 +181,11 @@ sniffed_directory project_store(const std::string& dir) {
         if (!logs.empty()) out = {"wandb-offline", (d / "wandb").string(), {}};
     }
     if (!out.format.empty()) out.notes.push_back(dir + ": a project directory: opened " + out.path);
+    if (out.format == "wandb-offline") {  // the run directories' sync_tensorboard copies are skipped: said
+        std::vector<fs::path> copies;
+        find_files(d / "wandb", 5, tfevents_name, copies);
+        if (!copies.empty()) out.notes.push_back(tensorboard_copy_note(out.path, copies));
+    }
     return out;
 }
 
@@ -199,9 +211,7 @@ sniffed_directory sniff_directory(const std::string& dir) {
         const fs::path root(dir);
         if (!std::all_of(f.begin(), f.end(), [&](const fs::path& e) { return in_wandb_run_dir(e, root); }))
             return {"tensorboard", dir, {}};
-        return {"wandb-offline", dir,
-                {dir + ": W&B run directories with a TensorBoard copy (sync_tensorboard) of their history: read the "
-                       ".wandb logs, skipped " + std::to_string(f.size()) + " event file(s) such as " + f.front().string()}};
+        return {"wandb-offline", dir, {tensorboard_copy_note(dir, f)}};
     }
     const auto kinds = history_file_kinds(dir);
     if (kinds.count("trl")) return {kinds.size() == 1 ? "trl" : "history-files", dir, {}};

@@ -37,6 +37,9 @@ struct run_history {
     std::string name;
     std::string group;
     std::string source;
+    /// What tells the run apart from another of the same name (docs/trackers.md):
+    /// the W&B run id, the MLflow run_uuid, else the path it was read from.
+    std::string id;
     std::string step_name;  ///< what `point::step` is, e.g. "_step", "TensorBoard step"
     std::map<std::string, std::vector<point>> metrics;
     /// Metrics the run has but the reader did not read (key_filter): their

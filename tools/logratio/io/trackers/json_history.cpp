@@ -11,6 +11,12 @@
 
 #include <logratio/core/error.hpp>
 
+#ifdef LOGRATIO_HAVE_SIMDJSON
+#include <cstring>
+
+#include <simdjson.h>
+#endif
+
 #include "json_scan.hpp"
 #include "run_builder.hpp"
 
@@ -43,6 +49,40 @@ struct json_records_reader {
     std::vector<json_entry> entries;  ///< this record's (capacity reused)
     std::size_t used = 0;
     std::string member;  ///< key buffer
+    std::string stem;    ///< file_stem(path): the run of records without a run key
+
+    /// The series an entry's key went to in the previous record, by the
+    /// entry's position: records of a history repeat their keys in one
+    /// order, so a key is compared once instead of looked up in the run's
+    /// map and the key filter (those string compares, memcmp, were a fifth
+    /// of the reading time of a W&B JSON Lines file with 50 metrics).
+    struct key_slot {
+        const run_builder* builder = nullptr;
+        std::string key;
+        bool wanted = false;                    ///< by the key filter
+        run_builder::series* series = nullptr;  ///< made at the key's first value (b.of)
+    };
+    std::vector<key_slot> slots;
+
+    /// The slot of `key` (entry `i` of the record) in `b`; wants() asked once
+    /// per key and run (it notes the unwanted keys as unread).
+    key_slot& slot_of(run_builder& b, std::size_t i, std::string_view key) {
+        if (i >= slots.size()) slots.resize(i + 1);
+        key_slot& c = slots[i];
+        if (c.builder != &b || c.key != key) {
+            c.builder = &b;
+            c.key.assign(key);
+            c.wanted = b.wants(c.key);
+            c.series = nullptr;
+        }
+        return c;
+    }
+    /// The series of a wanted key, null for one the filter does not want.
+    run_builder::series* series_of(run_builder& b, std::size_t i, std::string_view key) {
+        key_slot& c = slot_of(b, i, key);
+        if (c.wanted && !c.series) c.series = &b.of(c.key);
+        return c.wanted ? c.series : nullptr;
+    }
 
     json_entry& push(const std::string& key, json_entry::kind_t kind, bool top) {
         if (used == entries.size()) entries.emplace_back();
@@ -114,6 +154,70 @@ struct json_records_reader {
         return nullptr;
     }
 
+#ifdef LOGRATIO_HAVE_SIMDJSON
+    /// simdjson's DOM parser (Debian's libsimdjson-dev 3.0: SIMD chosen at
+    /// run time, numbers exactly rounded); nesting past 200 levels is its
+    /// error, so json_scanner says what it always said about deeper records.
+    simdjson::dom::parser simd{simdjson::SIMDJSON_MAXSIZE_BYTES};
+    bool simd_ready = simd.allocate(1 << 16, 200) == simdjson::SUCCESS;
+
+    /// parse_record's entries for one JSON Lines record, by simdjson; false
+    /// (nothing decided) where simdjson might differ from json_scanner:
+    /// any error (json_scanner then names it, with Python's NaN / Infinity
+    /// read as before), a backslash in the line (escapes: json_scanner's
+    /// surrogate rules), a value it would not read the same way. `padded`:
+    /// SIMDJSON_PADDING readable bytes follow the line (else it copies).
+    bool simd_parse_record(std::string_view line, bool padded) {
+        if (!simd_ready || std::memchr(line.data(), '\\', line.size())) return false;
+        simdjson::dom::element doc;
+        simdjson::dom::object obj;
+        if (simd.parse(line.data(), line.size(), !padded).get(doc) || doc.get_object().get(obj)) return false;
+        used = 0;
+        std::string key;
+        for (const auto f : obj) {
+            key.assign(f.key.data(), f.key.size());
+            if (!simd_value(f.value, key, true, 1)) return false;
+        }
+        return true;
+    }
+    /// read_value for a simdjson element (same entries, same order).
+    bool simd_value(simdjson::dom::element v, std::string& key, bool top, int depth) {
+        using type = simdjson::dom::element_type;
+        switch (v.type()) {
+        case type::OBJECT: {
+            if (depth >= json_scanner::max_depth) return false;
+            const std::size_t mark = used;
+            push(key, json_entry::object, top);
+            const std::size_t base = key.size();
+            bool media = false;
+            for (const auto f : simdjson::dom::object(v)) {
+                media = media || f.key == "_type";
+                key.resize(base);
+                key += '/';
+                key.append(f.key.data(), f.key.size());
+                if (!simd_value(f.value, key, false, depth + 1)) return false;
+            }
+            key.resize(base);
+            if (media && !(top && key == "data")) {
+                used = mark;
+                push(key, json_entry::media, top);
+            } else if (media) {
+                entries[mark].kind = json_entry::media;
+            }
+            return true;
+        }
+        case type::STRING: push(key, json_entry::string, top).str.assign(std::string_view(v)); return true;
+        case type::ARRAY: push(key, json_entry::array, top); return true;  // validated by simdjson, dropped
+        case type::BOOL: push(key, json_entry::number, top).value = bool(v) ? 1 : 0; return true;
+        case type::NULL_VALUE: push(key, json_entry::null, top); return true;
+        case type::INT64: push(key, json_entry::number, top).value = double(std::int64_t(v)); return true;  // -0 is 0
+        case type::UINT64: push(key, json_entry::number, top).value = double(std::uint64_t(v)); return true;
+        case type::DOUBLE: push(key, json_entry::number, top).value = double(v); return true;
+        }
+        return false;
+    }
+#endif
+
     /// One record (an object) read from `js`.
     void record(json_scanner& js, std::size_t line, std::size_t index) {
         parse_record(js, line, index);
@@ -169,7 +273,8 @@ struct json_records_reader {
         if (!s || std::isnan(*s)) throw logratio::format_error(place() + ": '" + step_key + "' is not a number");
         const std::int64_t step = integer_step(*s, place());
         const json_entry* rk = run_key();
-        const std::string name = rk ? rk->str : file_stem(path);
+        if (!rk && stem.empty()) stem = file_stem(path);
+        const std::string& name = rk ? rk->str : stem;
         auto it = runs.find(name);
         if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
         double wall = std::nan("");
@@ -188,30 +293,31 @@ struct json_records_reader {
             } else if (in_data && data_is_media) {
                 continue;  // inside a top-level media object named data
             }
-            add_entry(it->second, e, std::string(k), step, wall, line, verl);
+            add_entry(it->second, e, i, k, step, wall, line, verl);
         }
     }
 
     /// null is "not logged" in a W&B record, but a point in a verl data
     /// dict: verl's file logger writes with orjson, which writes NaN and
     /// +-Infinity as null (counted for a note: which one it was is lost).
-    void add_entry(run_builder& b, const json_entry& e, const std::string& key, std::int64_t step, double wall,
-                   std::size_t line, bool verl) {
+    void add_entry(run_builder& b, const json_entry& e, std::size_t i, std::string_view key, std::int64_t step,
+                   double wall, std::size_t line, bool verl) {
         switch (e.kind) {
         case json_entry::null:
-            if (verl && b.wants(key)) {
+            if (!verl) return;
+            if (auto* s = series_of(b, i, key)) {
                 ++verl_nulls;
-                b.add(b.of(key), step, std::numeric_limits<double>::quiet_NaN(), wall, path, line);
+                b.add(*s, step, std::numeric_limits<double>::quiet_NaN(), wall, path, line);
             }
             return;
         case json_entry::object: return;  // an object's values are entries of their own
-        case json_entry::media: skipped.insert(key); return;
+        case json_entry::media: skipped.emplace(key); return;
         case json_entry::string:
         case json_entry::array:
-            if (b.wants(key)) skipped.insert(key);
+            if (slot_of(b, i, key).wanted) skipped.emplace(key);
             return;
         case json_entry::number:
-            if (b.wants(key)) b.add(b.of(key), step, e.value, wall, path, line);
+            if (auto* s = series_of(b, i, key)) b.add(*s, step, e.value, wall, path, line);
         }
     }
 };
@@ -245,7 +351,8 @@ char first_significant_byte(const std::string& text) {
 
 /// The runs of a JSON history (`text` is the file's content); `keys`: the
 /// metrics read (the others are listed as unread).
-history_set read_json_history_text(const std::string& text, const std::string& path, const key_filter& keys) {
+history_set read_json_history_text(const std::string& text, const std::string& path, const key_filter& keys,
+                                   json_lines_parser parser) {
     detail::json_records_reader r;
     r.path = path;
     r.keys = &keys;
@@ -269,8 +376,16 @@ history_set read_json_history_text(const std::string& text, const std::string& p
             if (s.find_first_not_of(" \t\r") != std::string_view::npos) {
                 js.reset(s, line);
                 if (nl < all.size()) {
-                    r.record(js, line, 0);
-                    if (!js.at_end()) js.fail("text after the record");
+#ifdef LOGRATIO_HAVE_SIMDJSON
+                    const bool simd = parser == json_lines_parser::fastest &&
+                                      r.simd_parse_record(s, nl + simdjson::SIMDJSON_PADDING <= all.size());
+#else
+                    const bool simd = false;
+                    (void)parser;
+#endif
+                    if (simd) r.finish_record(line, 0);
+                    else r.record(js, line, 0);
+                    if (!js.at_end() && !simd) js.fail("text after the record");
                 } else if (!detail::last_line_read(r, js, line)) {  // no newline: maybe cut off by a writer
                     out.notes.push_back(logratio::detail::concat(path, ": line ", line, ": the last line has no newline ",
                                                                  "and is not a whole JSON record (a run still writing?): ",

@@ -28,9 +28,17 @@ namespace logratio_cli::trackers {
 /// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
 char first_significant_byte(const std::string& text);
 
+/// How JSON Lines records are parsed: `fastest` is simdjson where the CLI
+/// was built with it (LOGRATIO_HAVE_SIMDJSON), json_scanner for any line
+/// simdjson cannot read exactly as json_scanner would; `scanner` is
+/// json_scanner for every line (the tests compare the two: same runs, same
+/// notes, same errors).
+enum class json_lines_parser { fastest, scanner };
+
 /// The runs of a JSON history (`text` is the file's content); `keys`: the
 /// metrics read (the others are listed as unread).
 history_set read_json_history_text(const std::string& text, const std::string& path,
-                                   const key_filter& keys = key_filter());
+                                   const key_filter& keys = key_filter(),
+                                   json_lines_parser parser = json_lines_parser::fastest);
 
 }  // namespace logratio_cli::trackers

@@ -1,10 +1,12 @@
 #include "json_scan.hpp"
 
-#include <charconv>
+#include <cmath>
 #include <limits>
 #include <system_error>
 
 #include <logratio/core/error.hpp>
+
+#include "../number_parse.hpp"
 
 namespace logratio_cli::trackers {
 
@@ -91,13 +93,8 @@ double json_scanner::number() {
         while (digit()) ++p_;
     }
     double x = 0;
-    const auto r = std::from_chars(s, p_, x);  // correctly rounded, as Python's float()
-    if (r.ec == std::errc::result_out_of_range) {
-        const std::string_view t(s, static_cast<std::size_t>(p_ - s));
-        if (t.find_first_of("eE") == std::string_view::npos || t.find('-', t.find_first_of("eE")) == std::string_view::npos)
-            fail("number overflow: " + std::string(t));
-        return s[0] == '-' ? -0.0 : 0.0;  // underflow
-    }
+    parse_double(s, p_, x);  // correctly rounded, as Python's float(); the grammar is checked above
+    if (std::isinf(x)) fail("number overflow: " + std::string(s, static_cast<std::size_t>(p_ - s)));
     return integer && x == 0 ? 0.0 : x;
 }
 

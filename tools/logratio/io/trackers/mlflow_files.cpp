@@ -12,6 +12,7 @@
 
 #include "run_builder.hpp"
 #include "../files_read.hpp"
+#include "../number_parse.hpp"
 
 namespace logratio_cli::trackers {
 
@@ -97,8 +98,15 @@ void read_mlflow_metric_file(const fs::path& file, const std::string& key, run_b
         for (;;) {
             while (*p == ' ' || *p == '\t' || *p == '\r') ++p;
             if (!*p) break;
-            char* end = nullptr;
-            const double x = std::strtod(p, &end);
+            // from_chars (io/number_parse.hpp: half the store's reading time was strtod);
+            // strtod where it stops short of a delimiter ('+', hex: what it read before)
+            double x = 0;
+            const char* end = parse_double(p, line.c_str() + line.size(), x);
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r')) {
+                char* e = nullptr;
+                x = std::strtod(p, &e);
+                end = e;
+            }
             if (end == p || k == 3 || (*end && *end != ' ' && *end != '\t' && *end != '\r'))
                 throw logratio::format_error(concat(name, ": line ", n, ": want '<timestamp> <value> <step>' numbers, got '",
                                                     line, "'"));
@@ -177,6 +185,8 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         if (n == names.end()) continue;
         const std::string& name = n->second;
         auto& b = runs.emplace(name, run_builder(name, d.string(), "MLflow step", &keys)).first->second;
+        b.run().id = d.filename().string();  // the run_uuid
+        b.keep_latest_by_time();
         read_mlflow_attributes(d, b.run(), out.notes);
         for (const auto& f : metric_files.at(run_key(d))) {
             const std::string key = relative_name(f, d / "metrics");
@@ -184,7 +194,7 @@ history_set read_mlflow_files(const std::string& path, const key_filter& keys) {
         }
     }
     if (runs.empty()) throw logratio::format_error(path + ": no live MLflow run has metrics (metrics/<key> files)");
-    out.runs = finish_runs(runs);
+    out.runs = finish_runs(runs, &out.notes);
     return out;
 }
 

@@ -165,7 +165,11 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
         auto n = names.find(uuid);
         const std::string name = n == names.end() ? uuid : n->second;
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path + " run " + uuid, "MLflow step", &keys)).first;
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, path + " run " + uuid, "MLflow step", &keys)).first;
+            it->second.run().id = uuid;
+            it->second.keep_latest_by_time();
+        }
         return it->second;
     };
     if (!keys.keeps_all()) {  // the names of the metrics not read
@@ -190,7 +194,7 @@ history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) 
         out.notes.push_back(logratio::detail::concat(path, ": ", deleted.size(), " deleted run(s) not read (as MLflow hides them)"));
     out.reader = "MLflow SQLite store";
     out.input = path;
-    out.runs = finish_runs(runs);
+    out.runs = finish_runs(runs, &out.notes);
     return out;
 }
 

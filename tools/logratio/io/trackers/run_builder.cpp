@@ -27,7 +27,8 @@ run_history run_builder::finish() {
         v.reserve(pts.size());
         for (std::size_t i = 0; i < pts.size(); ++i) {
             if (i > 0 && pts[i].p.step == pts[i - 1].p.step) {
-                check_same(metric, pts[i - 1], pts[i]);
+                if (latest_by_time_) keep_latest(v.back(), pts[i].p);
+                else check_same(metric, pts[i - 1], pts[i]);
                 continue;
             }
             v.push_back(pts[i].p);
@@ -36,6 +37,18 @@ run_history run_builder::finish() {
     }
     points_.clear();
     return std::move(run_);
+}
+
+void run_builder::keep_latest(point& kept, const point& again) {
+    const bool same = kept.value == again.value || (std::isnan(kept.value) && std::isnan(again.value));
+    if (same) return;
+    ++resolved_;
+    // (timestamp, value) as MLflow orders them; NaN (is_nan rows) sorts below every number
+    const auto later = [](const point& a, const point& b) {
+        if (a.wall_time != b.wall_time) return a.wall_time > b.wall_time;
+        return !std::isnan(a.value) && (std::isnan(b.value) || a.value > b.value);
+    };
+    if (later(again, kept)) kept = again;
 }
 
 void run_builder::check_same(const std::string& metric, const entry& first, const entry& again) const {
@@ -70,10 +83,17 @@ std::uint32_t run_builder::file_index(const std::string& file) {
 std::string run_builder::where(std::size_t line) { return line ? ": line " + std::to_string(line) : std::string(); }
 
 /// Every run of a reader, sorted by name (std::map keeps them so).
-std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs) {
+std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs, std::vector<std::string>* notes) {
     std::vector<run_history> out;
     out.reserve(runs.size());
-    for (auto& [name, b] : runs) out.push_back(b.finish());
+    for (auto& [name, b] : runs) {
+        out.push_back(b.finish());
+        if (notes && b.duplicates_resolved())
+            notes->push_back(logratio::detail::concat(
+                "run '", name, "': ", b.duplicates_resolved(),
+                " (metric, step) pair(s) logged twice with different values: the latest by timestamp kept (on a tie "
+                "the larger value), as MLflow shows it"));
+    }
     return out;
 }
 

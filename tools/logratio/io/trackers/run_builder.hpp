@@ -32,9 +32,19 @@ public:
         : keys_(keys) {
         run_.name = std::move(name);
         run_.source = std::move(source);
+        run_.id = run_.source;
         run_.step_name = std::move(step_name);
     }
     run_history& run() { return run_; }
+
+    /// MLflow's rule for a (metric, step) logged twice with different values
+    /// (Stable-Baselines3 dumps its logger twice at an evaluation step): the
+    /// point MLflow shows as latest wins -- the larger (timestamp, value), as
+    /// SqlAlchemyStore._update_latest_metrics_if_necessary orders them
+    /// (mlflow/mlflow @b1669059 mlflow/store/tracking/sqlalchemy_store.py)
+    /// -- and duplicates_resolved() counts the steps so decided.
+    void keep_latest_by_time() { latest_by_time_ = true; }
+    std::size_t duplicates_resolved() const { return resolved_; }
 
     /// The points of `metric`; readers may keep the reference (one per
     /// column) and call add(series&, ...) to skip the name lookup.
@@ -58,11 +68,14 @@ public:
     run_history finish();
 
 private:
+    void keep_latest(point& kept, const point& again);
     void check_same(const std::string& metric, const entry& first, const entry& again) const;
     static std::string where(std::size_t line);
     std::string where_before(const entry& e, const std::string& file) const;
     std::uint32_t file_index(const std::string& file);
     const key_filter* keys_ = nullptr;
+    bool latest_by_time_ = false;
+    std::size_t resolved_ = 0;
     run_history run_;
     std::map<std::string, series> points_;
     std::vector<std::string> files_;  ///< the files points came from (a run may span several)
@@ -70,8 +83,11 @@ private:
     const std::string* last_file_ = nullptr;
 };
 
-/// Every run of a reader, sorted by name (std::map keeps them so).
-std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs);
+/// Every run of a reader, sorted by name (std::map keeps them so); with
+/// `notes`, a run whose duplicate steps were resolved (keep_latest_by_time)
+/// is said there, with the count.
+std::vector<run_history> finish_runs(std::map<std::string, run_builder>& runs,
+                                     std::vector<std::string>* notes = nullptr);
 
 /// Run names made unique without merging runs (`names`: run id -> name): a
 /// name that several runs share (a job relaunched under the same name)

@@ -383,6 +383,7 @@ run_history finish_run(run_builder& b, std::vector<std::string>& notes) {
     run_history run;
     run.name = b.name;
     run.source = b.source;
+    run.id = b.source;  // TensorBoard has no run id: the run directory is one
     run.step_name = "TensorBoard step";
     run.attributes = std::move(b.attributes);
     if (!b.changed.empty()) notes.push_back(changed_attributes_note("TensorBoard run '" + b.name + "'", b.changed));
@@ -501,7 +502,9 @@ history_set read_tensorboard(const std::string& path) {
             throw logratio::error(path + ": no TensorBoard event files (events.out.tfevents.*) in this directory or below");
         for (const auto& [name, files] : runs) {
             tb_detail::run_builder b;
-            b.name = name;
+            // event files in the logdir itself: the run is named by the logdir, never "."
+            b.name = name == "." ? fs::absolute(fs::path(path)).lexically_normal().filename().string() : name;
+            if (b.name.empty()) b.name = fs::absolute(fs::path(path)).lexically_normal().parent_path().filename().string();
             b.source = (fs::path(path) / name).lexically_normal().string();
             for (const auto& f : files) tb_detail::read_event_file(f.string(), b);
             out.runs.push_back(tb_detail::finish_run(b, out.notes));

@@ -31,6 +31,8 @@ const std::vector<known_metric>& step_metrics() {
         {"rollout/step", "slime's rollout/step"},
         {"training/global_step", "verl's training/global_step"},
         {"train/global_step", "TRL/OpenRLHF train/global_step"},
+        // W&B sync_tensorboard logs the TensorBoard step as global_step (CleanRL, Stable-Baselines3)
+        {"global_step", "sync_tensorboard's global_step"},
     };
     return m;
 }
@@ -82,7 +84,10 @@ std::string choose_metric(const std::vector<const history_set*>& sets, const std
     for (const auto& m : mismatch_metrics()) known += (known.empty() ? "" : ", ") + std::string(m.name);
     const run_history* first = sets.empty() || sets[0]->runs.empty() ? nullptr : &sets[0]->runs[0];
     throw logratio::error("no known mismatch metric in the runs (looked for " + known +
-                          "); name one with --metric" + (first ? " (run '" + first->name + "' has: " + metric_list(*first) + ")" : ""));
+                          "); name one with --metric" + (!first ? std::string()
+                                                        : first->metrics.empty() && first->unread.empty()
+                                                            ? " (run '" + first->name + "' logged no history)"
+                                                            : " (run '" + first->name + "' has: " + metric_list(*first) + ")"));
 }
 
 namespace {
@@ -202,7 +207,10 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
         const double u = step + o.update_offset;
         out.series.update.push_back(u);
         out.series.value.push_back(c.value);
-        out.position.push_back(static_cast<long>(((st % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch));
+        // the position of the update (after --update-offset, as documented): 1-based TRL steps
+        // with --update-offset -1 put step 1 at position 0
+        const auto su = static_cast<std::int64_t>(std::floor(u));
+        out.position.push_back(static_cast<long>(((su % o.steps_per_batch) + o.steps_per_batch) % o.steps_per_batch));
         if (c.grad == 0.0) out.zero_grad_norm.push_back(u);
     }
     if (no_step)

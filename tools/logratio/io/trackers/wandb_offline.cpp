@@ -18,6 +18,7 @@
 #include <logratio/core/error.hpp>
 
 #include "../mapped_file.hpp"
+#include "../sha256.hpp"
 #include "attributes.hpp"
 #include "crc32c.hpp"
 #include "history.hpp"
@@ -379,7 +380,25 @@ std::vector<std::filesystem::path> wandb_logs(const std::filesystem::path& path)
     if (logs.empty())
         throw logratio::error(path.string() + ": no W&B offline logs (run-*.wandb) in this directory or below");
     std::sort(logs.begin(), logs.end());
+    // a committed copy of wandb/latest-run/ last: its twin run-* directory is the one read
+    std::stable_partition(logs.begin(), logs.end(),
+                          [](const fs::path& p) { return p.parent_path().filename() != "latest-run"; });
     return logs;
+}
+
+/// A log read before that holds the same bytes as `file` (a committed copy
+/// of wandb/latest-run/ next to its run-* directory), "" if none; `file` is
+/// remembered. Digests are taken only of logs of equal size.
+std::string identical_log_read_before(const std::string& file, std::uintmax_t size,
+                                      std::multimap<std::uintmax_t, std::string>& sizes) {
+    const auto [lo, hi] = sizes.equal_range(size);
+    std::string digest;
+    for (auto it = lo; it != hi; ++it) {
+        if (digest.empty()) digest = digest_file(file).sha256;
+        if (digest_file(it->second).sha256 == digest) return it->second;
+    }
+    sizes.emplace(size, file);
+    return "";
 }
 
 }  // namespace wandb_detail
@@ -411,6 +430,7 @@ history_set read_wandb_offline(const std::string& path) {
     out.input = path;
     std::map<std::string, std::size_t> names;
     std::map<std::string, std::string> first_of_id;  // run id -> the first log's run name
+    std::multimap<std::uintmax_t, std::string> sizes;  // logs read, by size
     for (const fs::path& log : wandb_detail::wandb_logs(path)) {
         wandb_detail::run_builder b;
         b.file = log.string();
@@ -418,11 +438,16 @@ history_set read_wandb_offline(const std::string& path) {
         const auto size = fs::file_size(log, ec);
         if (ec) throw logratio::error(b.file + ": cannot read: " + ec.message());
         if (size == 0) throw logratio::format_error(b.file + ": byte 0: W&B log is empty (no header)");
+        if (const std::string twin = wandb_detail::identical_log_read_before(b.file, size, sizes); !twin.empty()) {
+            out.notes.push_back(b.file + ": byte-identical to " + twin + " (a copied wandb/latest-run/?): read once");
+            continue;
+        }
         const mapped_file m(b.file);
         wandb_detail::read_log(m.data(), m.size(), b);
         wandb_detail::config_yaml_fallback(log, b, out.notes);
         const std::string dir = fs::absolute(log).parent_path().filename().string();
         run_history run = wandb_detail::finish_run(b, dir, out.notes);
+        run.id = b.run_id.empty() ? b.file : b.run_id;
         const std::string base = run.name;
         if (names.count(run.name) && !b.run_id.empty()) run.name = base + " (" + b.run_id + ")";
         if (names.count(run.name)) run.name = base + " (" + dir + ")";

@@ -1,0 +1,173 @@
+// The readers' fast paths (issue 41, bench/RESULTS.md "Readers") say exactly
+// what the paths they replace said: JSON Lines through simdjson against
+// json_scanner alone (same runs, values bit for bit, notes, errors), the
+// CSV parser's one-pass cells and cell_number's numbers against strtod.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "table.hpp"
+#include "trackers/json_history.hpp"
+
+namespace {
+
+namespace tr = logratio_cli::trackers;
+
+std::uint64_t bits(double x) {
+    std::uint64_t u;
+    std::memcpy(&u, &x, 8);
+    return u;
+}
+
+/// Everything a history says, as text (values as their bits), or the error.
+std::string said(const std::string& text, tr::json_lines_parser p, const tr::key_filter& keys = tr::key_filter()) {
+    try {
+        const auto set = tr::read_json_history_text(text, "t.jsonl", keys, p);
+        std::string s = set.reader + "\n";
+        for (const auto& n : set.notes) s += "note " + n + "\n";
+        for (const auto& r : set.runs) {
+            s += "run " + r.name + " / " + r.group + " / " + r.step_name + "\n";
+            for (const auto& u : r.unread) s += " unread " + u + "\n";
+            for (const auto& [k, pts] : r.metrics) {
+                s += " " + k + ":";
+                for (const auto& pt : pts)
+                    s += " " + std::to_string(pt.step) + "=" + std::to_string(bits(pt.value)) + "@" +
+                         std::to_string(bits(pt.wall_time));
+                s += "\n";
+            }
+        }
+        return s;
+    } catch (const std::exception& e) {
+        return std::string("error ") + e.what();
+    }
+}
+
+void same_both_ways(const std::string& text, const tr::key_filter& keys = tr::key_filter()) {
+    const std::string fast = said(text, tr::json_lines_parser::fastest, keys);
+    const std::string slow = said(text, tr::json_lines_parser::scanner, keys);
+    CHECK_MESSAGE(fast == slow, text);
+}
+
+}  // namespace
+
+TEST_CASE("JSON Lines: simdjson and json_scanner read every record the same") {
+    const std::string w = R"({"_step": 0, "_timestamp": 1764000000.5, "a": 0.1, "b": -0, "c": -0.0, "d": 1e-400, )"
+                          R"("e": -1e-400, "f": 4e-320, "g": 18446744073709551615, )"
+                          R"("i": true, "j": false, "k": null, "s": "text", "arr": [1, [2, {"x": 3}]], )"
+                          R"("m": {"_type": "histogram", "bins": [1, 2]}, "n": {"x": {"y": 2.5}}, "u": "é"})";
+    // (no backslash, no integer beyond 64 bits in `w`: simdjson refuses such a line and
+    // json_scanner reads it on both paths; they are tested apart)
+    same_both_ways(R"({"_step": 0, "h": 123456789012345678901234567890, "a": 1})" "\n");
+    same_both_ways(R"({"_step": 0, "u": "\u00e9\ud83d\ude00", "a": 1})" "\n");
+    same_both_ways(w + "\n" + R"({"_step": 1, "a": 0.30000000000000004, "b": 2.2250738585072011e-308})" + "\n");
+    // Python's NaN tokens (simdjson refuses them: json_scanner reads the line)
+    same_both_ways(R"({"_step": 0, "a": NaN, "b": Infinity, "c": -Infinity})" "\n" R"({"_step": 1, "a": 1})" "\n");
+    // verl's file logger: nested data, null as NaN, media in data
+    same_both_ways(R"({"step": 1, "data": {"actor": {"lr": 1e-6}, "x": null, "img": {"_type": "image"}}})" "\n"
+                   R"({"step": 2, "data": {"actor": {"lr": 2e-6}, "x": 0.5}})" "\n");
+    // several runs in one file, a run key, a key filter
+    same_both_ways(R"({"_step": 0, "run_id": "r1", "a": 1, "b": 2})" "\n" R"({"_step": 0, "run_id": "r2", "a": 3})" "\n"
+                   R"({"_step": 1, "run_id": "r1", "b": 4, "a": 5})" "\n",
+                   tr::key_filter({"a"}));
+    // CRLF, blank lines, a last line without a newline (whole, then cut off)
+    same_both_ways("{\"_step\": 0, \"a\": 1}\r\n\r\n  \n{\"_step\": 1, \"a\": 2}");
+    same_both_ways("{\"_step\": 0, \"a\": 1}\n{\"_step\": 1, \"a\": ");
+    // a key met twice in one record with two values
+    same_both_ways(R"({"_step": 0, "a": 1, "a": 2})" "\n");
+}
+
+TEST_CASE("JSON Lines: errors are json_scanner's, naming file and line, on either path") {
+    const std::vector<std::string> bad = {
+        "{\"_step\": 0, \"a\": 1e400}\n",          // overflow
+        "{\"_step\": 0, \"a\": 01}\n",             // leading zero
+        "{\"_step\": 0, \"a\": 1} x\n",            // text after the record
+        "{\"_step\": 0, \"a\": [1, 2,]}\n",        // inside an array
+        "{\"_step\": 0, \"a\": \"\\udc00\"}\n",    // a lone low surrogate
+        "{\"_step\": 0, \"a\": \"\xC3\x28\"}\n",   // ill-formed UTF-8
+        std::string("{\"_step\": 0, \"a\": \"x") + char(1) + "y\"}\n",  // a raw control character in a string
+        "{\"_step\": 0, \"a\": 1}\f\n",                  // a form feed (not JSON whitespace)
+        "{\"_step\": 0}\n\xEF\xBB\xBF{\"_step\": 1}\n",    // a byte-order mark inside the file
+        "[1]\n{\"_step\": 0}\n",                   // not an object (an array file: one path)
+        "{\"_step\": 0}\n5\n",                     // a line that is not an object
+        "{\"a\": 1}\n",                            // no step
+        "{\"_step\": 0.5, \"a\": 1}\n",            // a step that is not an integer
+        "{\"_step\": 0, \"a\": 1}\n{\"step\": 1, \"a\": 1}\n",  // two step keys
+        "{\"_step\": 0, \"a\": 1}\n{\"_step\": 0, \"a\": 2}\n",  // conflicting duplicate step
+    };
+    for (const auto& t : bad) {
+        same_both_ways(t);
+        CHECK(said(t, tr::json_lines_parser::fastest).rfind("error t.jsonl", 0) == 0);
+    }
+    std::string deep = "{\"_step\": 0, \"a\": ";
+    for (int i = 0; i < 300; ++i) deep += "{\"k\": ";
+    deep += "1" + std::string(300, '}') + "}\n";
+    same_both_ways(deep);
+    CHECK(said(deep, tr::json_lines_parser::fastest).find("line 1: not valid JSON: nested more than 256") !=
+          std::string::npos);
+    std::string deep_array = "{\"_step\": 0, \"a\": " + std::string(300, '[') + std::string(300, ']') + "}\n";
+    same_both_ways(deep_array);
+}
+
+TEST_CASE("JSON Lines: a record near the end of the text (no padding after it) and a long one") {
+    std::string t;
+    for (int s = 0; s < 50; ++s) t += "{\"_step\": " + std::to_string(s) + ", \"a\": " + std::to_string(s * 0.1) + "}\n";
+    same_both_ways(t);
+    std::string wide = "{\"_step\": 0";
+    for (int k = 0; k < 5000; ++k) wide += ", \"m" + std::to_string(k) + "\": " + std::to_string(k) + ".25";
+    std::string second = wide;
+    second.replace(10, 1, "1");  // _step 1
+    same_both_ways(wide + "}\n" + second + "}\n");
+    const auto set = tr::read_json_history_text(wide + "}\n", "w.jsonl");
+    REQUIRE(set.runs.size() == 1);
+    CHECK(set.runs[0].metrics.size() == 5000);
+    CHECK(set.runs[0].metrics.at("m4999")[0].value == 4999.25);
+}
+
+TEST_CASE("cell_number: the doubles strtod gives, missing words, out of range as strtod") {
+    using logratio_cli::cell_number;
+    for (const char* s : {"0.1", "1e-5", "-2.5E+10", "3.141592653589793", "2.2250738585072011e-308", "4e-320",
+                          "123456789012345678901234567890", ".5", "5.", "-0", "1e308"}) {
+        const auto x = cell_number(s);
+        REQUIRE(x);
+        CHECK_MESSAGE(bits(*x) == bits(std::strtod(s, nullptr)), s);
+    }
+    CHECK(*cell_number("+1.5") == 1.5);
+    CHECK(*cell_number(" \t2 ") == 2.0);
+    CHECK(*cell_number("1e400") == HUGE_VAL);
+    CHECK(*cell_number("-1e400") == -HUGE_VAL);
+    CHECK(bits(*cell_number("-1e-400")) == bits(-0.0));
+    for (const char* m : {"", "  ", "nan", "NaN", "null", "None", "NA"}) CHECK(std::isnan(*cell_number(m)));
+    CHECK(std::isinf(*cell_number("inf")));
+    for (const char* t : {"abc", "1,5", "+-1", "1e", "0x10", "1 2", "--1"}) CHECK_MESSAGE(!cell_number(t), t);
+}
+
+TEST_CASE("parse_csv: cells, blank lines, quotes, CRLF; a short row names its line") {
+    using logratio_cli::parse_csv;
+    const auto t = parse_csv("a,b\r\n\r\n1,\"x,\"\"y\"\"\"\n\n2,\"multi\nline\"\n3,\n", "t.csv");
+    REQUIRE(t.row_count() == 3);
+    CHECK(t.cell(0, 1) == "x,\"y\"");
+    CHECK(t.cell(1, 1) == "multi\nline");
+    CHECK(t.cell(2, 1).empty());
+    CHECK(t.line == std::vector<std::size_t>{3, 5, 7});
+    CHECK_THROWS_WITH(parse_csv("a,b\n1,2\n3\n", "t.csv"), "t.csv: line 3 has 1 fields, the header has 2");
+    CHECK_THROWS_WITH(parse_csv("\n\n", "t.csv"), "t.csv: empty table (no header line)");
+    const auto one = parse_csv("a\n1", "t.csv");  // a tiny first row: the reservation stays bounded
+    CHECK(one.row_count() == 1);
+}
+
+TEST_CASE("JSON Lines: every committed .jsonl test file reads the same on both paths") {
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(LOGRATIO_TEST_DATA)) {
+        const auto ext = e.path().extension();
+        if (!e.is_regular_file() || (ext != ".jsonl" && ext != ".ndjson")) continue;
+        same_both_ways(logratio_cli::read_text_file(e.path().string()));
+        ++files;
+    }
+    CHECK(files >= 5);
+}
