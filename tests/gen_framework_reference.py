@@ -31,7 +31,10 @@ from trl/trainer/utils.py (lines 960-987).
 Also writes tests/data/names/{verl,slime,trl}.safetensors: the small fixture
 under each framework's tensor names (read as they are by `logratio`).
 
-Inputs: tests/data/{small,medium}/padded.safetensors and two heavier-tailed
+Inputs: tests/data/{small,medium}/padded.safetensors, tests/data/rejection/
+padded.safetensors (written here, make_rejection: 23 x 61, its own seed, made
+so that every rejection fires; the REJECTION_* configurations run on it too)
+and two heavier-tailed
 variants written here, tests/data/heavy_x{5,20}/padded.safetensors: rows
 0..15 of the medium fixture with both log-probs multiplied by 5 and 20 (so
 delta is scaled by 5 and 20 and the log-probs stay <= 0). Each row of a padded
@@ -102,6 +105,37 @@ def make_heavy(data, k):
         "mask": d["mask"][rows].astype(np.uint8),
     }
     write_safetensors(os.path.join(data, f"heavy_x{k}/padded.safetensors"), out)
+
+
+def make_rejection(data, seed=20261206, rows=23, cols=61):
+    """tests/data/rejection/padded.safetensors: a batch built to make every
+    rejection fire (other seed and size than the fixtures): heavy-tailed
+    delta (Student t, 3 dof, scale 0.08), a few catastrophic tokens (delta
+    near -12, below log(1e-4)), ragged masks with holes (multi-turn tool
+    tokens), two all-masked rows; log-probs <= 0."""
+    g = np.random.default_rng(seed)
+    rollout = -g.exponential(1.5, size=(rows, cols))
+    delta = 0.08 * g.standard_t(3, size=(rows, cols))
+    cat = g.random((rows, cols)) < 0.004
+    delta[cat] = -12.0 + g.normal(0, 0.5, cat.sum())
+    train = np.minimum(rollout + delta, 0.0)
+    mask = np.zeros((rows, cols), dtype=np.uint8)
+    for i in range(rows):
+        n = int(g.integers(1, cols + 1))
+        mask[i, :n] = 1
+        holes = g.random(cols) < 0.1
+        mask[i, holes] = 0
+    mask[3] = 0
+    mask[rows - 2] = 0
+    write_safetensors(os.path.join(data, "rejection/padded.safetensors"),
+                      {"train_logprobs": train.astype(np.float32), "rollout_logprobs": rollout.astype(np.float32),
+                       "mask": mask})
+    # the same with a float mask holding 0.5 at row 1, column 2: an error naming the place
+    half = mask.astype(np.float32)
+    half[1, 2] = 0.5
+    write_safetensors(os.path.join(data, "rejection/mask_half.safetensors"),
+                      {"train_logprobs": train.astype(np.float32), "rollout_logprobs": rollout.astype(np.float32),
+                       "mask": half})
 
 
 def make_named(data):
@@ -243,6 +277,23 @@ SLIME_CONFIGS.update({
 })
 
 
+# Every mode with a rejection (a mask change or zero weights), run on the
+# rejection case only, beside the configurations above.
+REJECTION_SLIME = {
+    "icepop_band": (["--mode", "slime:icepop", "--tis-clip", "1.05", "--tis-clip-low", "0.95"],
+                    dict(tis="icepop", tis_clip=1.05, tis_clip_low=0.95)),
+    "mis_mask_token_rs_per_token": _mis("mask", "token", 1.2, 0.8, rs=("token", 0.7, 1.4), veto=1e-4,
+                                        per_token=True),
+    "mis_mask_sequence_rs": _mis("mask", "sequence", 3.0, 0.3, rs=("geometric", 0.95, 1.05), veto=1e-3),
+    "mis_mask_geometric_rs": _mis("mask", "geometric", 1.02, 0.98, rs=("sequence", 0.2, 5.0)),
+    "mis_truncate_token_rs_bn": _mis("truncate", "token", 1.3, rs=("token", 0.9, 1.1), veto=1e-4, bn=True),
+    "mis_truncate_geometric_rs": _mis("truncate", "geometric", 1.5, rs=("token", 0.8, 1.25)),
+    "mis_clip_sequence_rs_veto": _mis("clip", "sequence", 2.0, 0.5, rs=("sequence", 0.25, 4.0), veto=1e-4,
+                                      bn=True),
+    "mis_clip_token_veto_only": _mis("clip", "token", 5.0, 0.2, rs=("token", 1e-6, 1e6), veto=1e-4),
+}
+
+
 def run_slime(S, d, sa):
     train, rollout, m = d["train_logprobs"], d["rollout_logprobs"], d["mask"]
     B, T = train.shape
@@ -267,11 +318,15 @@ def run_slime(S, d, sa):
         out_loss, masks, metrics = S.mis.compute_mis_weights_with_cp(args, **kw)
     # loss.py 1058-1059 and 1161-1163: metrics reduced with the pre-RS masks.
     reducer = S.cp.get_sum_of_sample_mean(total_lengths, response_lengths, loss_masks, rollout_mask_sums, per_token)
+    # loss.py 1086-1092: the reducer rebuilt with the returned modified_response_masks
+    # (rejected tokens leave the numerators, the denominators stay rollout_mask_sums);
+    # it is the one line 1140 reduces train_rollout_logprob_abs_diff with.
+    kept_reducer = S.cp.get_sum_of_sample_mean(total_lengths, response_lengths, masks, rollout_mask_sums, per_token)
     log = {}
     # loss.py 1137-1140 (use_rollout_logprobs off: old_log_probs = batch["log_probs"]):
     rollout_cat = torch.cat(rollout_log_probs, dim=0)
     old_cat = torch.cat(train_log_probs, dim=0)
-    log["train_rollout_logprob_abs_diff"] = reducer((old_cat - rollout_cat).abs())
+    log["train_rollout_logprob_abs_diff"] = kept_reducer((old_cat - rollout_cat).abs())
     for k, v in metrics.items():
         log[k] = reducer(v)
     # loss.py 1317 and 1361-1381: values[0] = num_tokens (per-token) or 0.
@@ -413,6 +468,15 @@ TRL_CONFIGS = {
 }
 
 
+REJECTION_TRL = {
+    "token_mask_narrow": _trl("token_mask", 1.05, 0.95),
+    "token_mask_wide": _trl("token_mask", 1.3, 0.9),
+    "sequence_mask_narrow": _trl("sequence_mask", 1.5, 0.67),
+    "sequence_mask_max_only": _trl("sequence_mask", 1.2, None),
+    "token_truncate_narrow": _trl("token_truncate", 1.02, 0.98),
+}
+
+
 def run_trl(d, kw):
     from collections import defaultdict
 
@@ -441,13 +505,17 @@ def main():
     for k in (5, 20):
         make_heavy(a.data, k)
     make_named(a.data)
-    for case in ("small", "medium", "heavy_x5", "heavy_x20"):
+    make_rejection(a.data)
+    for case in ("small", "medium", "heavy_x5", "heavy_x20", "rejection"):
         d = read_safetensors(os.path.join(a.data, case, "padded.safetensors"))
-        for name, (la, sa) in SLIME_CONFIGS.items():
+        extra = case == "rejection"
+        slime_configs = dict(SLIME_CONFIGS, **(REJECTION_SLIME if extra else {}))
+        trl_configs = dict(TRL_CONFIGS, **(REJECTION_TRL if extra else {}))
+        for name, (la, sa) in slime_configs.items():
             metrics, w, m = run_slime(S, d, sa)
             save_config(os.path.join(a.data, case, "slime", name),
                         {"logratio_args": la, "slime_args": sa}, metrics, w, m)
-        for name, (la, kw) in TRL_CONFIGS.items():
+        for name, (la, kw) in trl_configs.items():
             metrics, w = run_trl(d, kw)
             save_config(os.path.join(a.data, case, "trl", name), {"logratio_args": la, "trl_kwargs": kw}, metrics, w)
         print(case, "done")

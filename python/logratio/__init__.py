@@ -128,17 +128,20 @@ def panel(train, rollout, mask=None, cu_seqlens=None, *, quantiles: bool = True,
             `cu_seqlens`). torch tensor (CPU; requires_grad is fine) or numpy
             array; float32, float64, float16 or bfloat16 (numpy: uint16 bits).
         rollout: inference-engine log-probs l_E, same shape and dtype as `train`.
-        mask: which tokens count (non-zero = counted), same shape as `train`;
-            bool, uint8, int8, int16, int32, int64, float32 or float64. None:
-            every token counts.
+        mask: which tokens count, same shape as `train`: 1 = counted, 0 =
+            left out, any other value (0.5, 2, NaN) is a ValueError naming
+            the row and column; bool, uint8, int8, int16, int32, int64,
+            float32 or float64. None: every token counts.
         cu_seqlens: packed layout only: S+1 sequence offsets (int32/int64),
             0 first and N last; None for the padded layout.
         quantiles: also compute the exact delta and |delta| quantiles
             (delta_q*, abs_delta_q*; a second pass).
         threads: worker threads (>= 1); sequences are split between them.
-        nonfinite: 'raise' (NaN/Inf or positive log-prob is an Error naming
-            tensor, row and column) or 'omit' (such tokens are left out and
-            counted in 'nonfinite_tokens').
+        nonfinite: what a masked-in NaN or +-Inf log-prob does: 'raise' (an
+            Error naming tensor, row and column) or 'omit' (the token is left
+            out and counted in 'nonfinite_tokens'). A positive log-prob is
+            an Error under both: it is not a probability, and omitting it
+            would hide a bug upstream.
         flavour: 'verl' (SPEC's keys only), 'slime' or 'trl': also that
             framework's own mismatch metrics under its names and
             aggregation (slime: train_rollout_logprob_abs_diff and the MIS
@@ -225,14 +228,17 @@ def correct(train, rollout, mask=None, cu_seqlens=None, *, rollout_is: Optional[
         nonfinite: 'raise' (a masked-in NaN/Inf log-prob is an Error naming
             its row and column) or 'omit' (such tokens are masked out --
             weight 0, mask 0, in no metric -- and counted in the metric
-            prefix + 'nonfinite_tokens').
+            prefix + 'nonfinite_tokens'). A positive log-prob is an Error
+            under both, as in panel().
 
     Returns:
         (weights, response_mask, metrics): weights float32 of the input's
         shape (0 on masked-out tokens; None without IS); the response mask
         with rejections applied, in the input mask's dtype (bool when no
         mask was given); both torch tensors when `train` is a torch tensor,
-        numpy arrays otherwise; metrics: dict of verl's names.
+        numpy arrays otherwise; metrics: dict of verl's names (slime's /
+        TRL's with a flavour); a metric with no token to be computed over
+        (an all-masked batch) is None, as in panel().
     """
     if rollout_is_threshold is None:
         rollout_is = None  # verl: no threshold, no IS

@@ -82,9 +82,10 @@ def _kernel(old, rollout, mask, strict, empty_error=ValueError, **options):
         for k, v in _s.absolute_metrics(old, rollout, mask).items():
             if prefix + k in metrics:
                 metrics[prefix + k] = v
-    # verl refuses a mask without a valid token; the kernel's ppl is NaN only then (a NaN or
-    # Inf log-prob raises), so the mask is scanned only in that case, not on every call
-    if metrics[prefix + "training_ppl"] != metrics[prefix + "training_ppl"]:
+    # verl refuses a mask without a valid token; the kernel's ppl is undefined (None, as in
+    # panel()) only then (a NaN or Inf log-prob raises), so the mask is scanned only in
+    # that case, not on every call
+    if metrics[prefix + "training_ppl"] is None:
         _s.require_valid_token(mask, empty_error)
     return w, keep, metrics
 

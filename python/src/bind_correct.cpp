@@ -168,7 +168,10 @@ py::tuple correct(py::object train, py::object rollout, py::object mask, py::obj
         }
     }
     py::dict metrics;
-    for (const auto& e : logratio::correction_entries(r, prefix)) metrics[e.first.c_str()] = e.second;
+    // One empty-input rule with panel(): a metric with no token to be
+    // computed over (NaN in C++, null in the CLI's JSON) is None.
+    for (const auto& e : logratio::correction_entries(r, prefix))
+        metrics[e.first.c_str()] = std::isnan(e.second) ? py::object(py::none()) : py::object(py::float_(e.second));
     if (a.o.nonfinite == logratio::nonfinite_policy::omit)  // the NaN/Inf tokens left out (not a verl metric)
         metrics[(prefix + "nonfinite_tokens").c_str()] = r.nonfinite_tokens;
     return py::make_tuple(weights, keep, metrics);

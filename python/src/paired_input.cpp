@@ -2,6 +2,7 @@
 #include "paired_input.hpp"
 
 #include <cstring>
+#include <sstream>
 
 namespace logratio_py {
 namespace {
@@ -23,20 +24,40 @@ void check_same(const tensor_arg& a, const tensor_arg& b) {
                               a.shape_str() + " (they must match)");
 }
 
-/// Element (i, j) of a 1-D or 2-D tensor as a mask value (non-zero = in).
-bool mask_at(const tensor_arg& m, std::int64_t i, std::int64_t j) {
+/// Element (i, j) of a 1-D or 2-D tensor as a number.
+double mask_value(const tensor_arg& m, std::int64_t i, std::int64_t j) {
     std::int64_t off = i * m.strides[0];
     if (m.shape.size() == 2) off += j * m.strides[1];
     const char* p = static_cast<const char*>(m.data) + off * std::int64_t(m.itemsize);
     switch (m.dtype) {
-        case dtype_code::f32: { float v; std::memcpy(&v, p, 4); return v != 0.0f; }
-        case dtype_code::f64: { double v; std::memcpy(&v, p, 8); return v != 0.0; }
-        default: {
-            for (std::size_t k = 0; k < m.itemsize; ++k)
-                if (p[k] != 0) return true;
-            return false;
-        }
+        case dtype_code::f32: { float v; std::memcpy(&v, p, 4); return v; }
+        case dtype_code::f64: { double v; std::memcpy(&v, p, 8); return v; }
+        case dtype_code::i8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+        case dtype_code::i16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+        case dtype_code::i32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+        case dtype_code::i64: { std::int64_t v; std::memcpy(&v, p, 8); return double(v); }
+        default: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }  // bool, uint8
     }
+}
+
+/// Element (i, j) as a mask value (1 = in; check_binary_mask ran first).
+bool mask_at(const tensor_arg& m, std::int64_t i, std::int64_t j) { return mask_value(m, i, j) != 0.0; }
+
+/// Every mask value is 0 or 1 (0.5, 2 and NaN would count silently):
+/// ValueError naming the argument, the row and the column.
+void check_binary_mask(const tensor_arg& m) {
+    const std::int64_t rows = m.shape.size() == 2 ? m.shape[0] : m.shape.empty() ? 0 : 1;
+    const std::int64_t cols = m.shape.empty() ? 0 : m.shape.back();
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c) {
+            const double x = m.shape.size() == 2 ? mask_value(m, r, c) : mask_value(m, c, 0);
+            if (x == 0.0 || x == 1.0) continue;
+            std::ostringstream o;
+            o << m.name << ": value " << x << " at "
+              << (m.shape.size() == 2 ? "row " + std::to_string(r) + ", column " : std::string("index "))
+              << c << " is not 0 or 1 (a mask is binary: 1 counts, 0 leaves the token out)";
+            throw py::value_error(o.str());
+        }
 }
 
 /// A contiguous copy of a 1-D or 2-D tensor (odd strides only).
@@ -91,6 +112,16 @@ void read_layout(paired_input& in, bool packed_input) {
         in.rows = std::uint64_t(in.train.shape[0]);
         in.cols = std::uint64_t(in.train.shape[1]);
         in.n = in.rows * in.cols;
+        if (in.n == 0) {
+            // Empty is empty: [B, 0] and [0, T] alike. (torch gives a [B, 0]
+            // tensor row stride 1 and a null data pointer, which read as
+            // strided rows holding B - 1 tokens before.)
+            in.train_data = in.train.data;
+            in.rollout_data = in.rollout.data;
+            if (in.old) in.old_data = in.old->data;
+            in.row_stride = in.cols;
+            return;
+        }
     }
     // Rows in place when every array has adjacent elements and one row stride.
     bool in_place = true;
@@ -133,6 +164,7 @@ void read_mask(paired_input& in) {
         if (m.shape != in.train.shape)
             throw py::value_error(m.name + " has shape " + m.shape_str() + " but " + in.train.name + " has shape " +
                                   in.train.shape_str() + " (they must match)");
+        check_binary_mask(m);
         if (!in.strided_rows && m.c_contiguous()) {
             if (m.dtype == dtype_code::boolean || m.dtype == dtype_code::u8 || m.dtype == dtype_code::i8) {
                 in.mask_data = m.data;

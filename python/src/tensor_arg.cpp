@@ -92,16 +92,41 @@ tensor_arg from_buffer(py::handle obj, const char* name) {
     return t;
 }
 
+/// A DLPack device as torch spells it: "cuda:0", "rocm:1" (dlpack.h's
+/// DLDeviceType codes), or "DLPack device type 12:0" for the rare others.
+std::string device_name(int type, int id) {
+    const char* n = nullptr;
+    switch (type) {
+        case 1: n = "cpu"; break;
+        case 2: n = "cuda"; break;
+        case 3: n = "cuda_host"; break;
+        case 4: n = "opencl"; break;
+        case 7: n = "vulkan"; break;
+        case 8: n = "metal"; break;
+        case 9: n = "vpi"; break;
+        case 10: n = "rocm"; break;
+        case 11: n = "rocm_host"; break;
+        case 13: n = "cuda_managed"; break;
+        case 14: n = "oneapi"; break;
+        case 15: n = "webgpu"; break;
+        case 16: n = "hexagon"; break;
+        default: break;
+    }
+    return (n ? std::string(n) : "DLPack device type " + std::to_string(type)) + ":" + std::to_string(id);
+}
+
+[[noreturn]] void throw_not_on_cpu(const char* name, int type, int id) {
+    throw py::value_error(std::string(name) + ": a " + device_name(type, id) +
+                          " tensor: logratio computes on the CPU; pass " + name + ".cpu() (or .to('cpu'))");
+}
+
 /// The DLPack device check, before asking for the capsule.
 void require_cpu(py::handle obj, const char* name) {
     if (!py::hasattr(obj, "__dlpack_device__")) return;
     const py::tuple dev = obj.attr("__dlpack_device__")();
-    const int type = dev[0].cast<int>();
+    const int type = py::int_(dev[0]).cast<int>(), id = dev.size() > 1 ? py::int_(dev[1]).cast<int>() : 0;
     if (type == 1 || type == 3) return;  // kDLCPU, kDLCUDAHost (pinned host memory)
-    std::string where = py::hasattr(obj, "device") ? std::string(py::str(obj.attr("device")))
-                                                   : "DLPack device type " + std::to_string(type);
-    throw py::value_error(std::string(name) + ": the tensor is on " + where +
-                          "; logratio runs on the CPU: pass " + name + ".cpu() (or .to('cpu'))");
+    throw_not_on_cpu(name, type, id);
 }
 
 tensor_arg from_dlpack_object(py::handle obj_in, const char* name) {
@@ -129,9 +154,7 @@ tensor_arg from_dlpack_object(py::handle obj_in, const char* name) {
         throw py::type_error(std::string(name) + ": __dlpack__ did not return a 'dltensor' capsule");
     }
     const dlpack::tensor& d = m->dl_tensor;
-    if (d.dev.device_type != 1 && d.dev.device_type != 3)
-        throw py::value_error(std::string(name) + ": the tensor is not in CPU memory (DLPack device type " +
-                              std::to_string(d.dev.device_type) + "); move it to the CPU first");
+    if (d.dev.device_type != 1 && d.dev.device_type != 3) throw_not_on_cpu(name, d.dev.device_type, d.dev.device_id);
     tensor_arg t;
     t.name = name;
     t.dtype = bool_as_bytes ? dtype_code::boolean : from_dlpack(d.dtype);

@@ -114,3 +114,94 @@ def test_gpu_tensor_error_message():
             raise AssertionError("must not be exported")
     with raises(ValueError, "train", "cuda:0", "CPU"):
         logratio.panel(FakeCuda(), FakeCuda())
+
+
+def test_empty_is_empty_for_every_layout(small):
+    """[B, 0] and [0, T], numpy and torch: an empty panel, not a null-pointer error (one empty-input rule)."""
+    t, r, m = small
+    for shape in ((4, 0), (0, 8), (0, 0)):
+        for make in (np.zeros, lambda s, dtype: torch.zeros(s, dtype=getattr(torch, np.dtype(dtype).name))):
+            tt, rr = make(shape, dtype=np.float32), make(shape, dtype=np.float32)
+            p = logratio.panel(tt, rr)
+            assert p["tokens"] == 0 and p["sequences"] == 0 and p["delta_mean"] is None, (shape, p)
+            mm = make(shape, dtype=np.uint8)
+            assert logratio.panel(tt, rr, mm)["tokens"] == 0
+            w, keep, metrics = logratio.correct(tt, rr, mm, rollout_is="token")
+            assert tuple(w.shape) == shape and tuple(keep.shape) == shape
+            assert all(v is None for k, v in metrics.items() if k.endswith("_mean")), metrics
+
+
+def test_non_binary_mask_is_an_error_naming_row_and_column(small):
+    t, r, m = small
+    for bad_value, dtype in ((0.5, np.float32), (np.nan, np.float32), (2.0, np.float64), (2, np.int64),
+                             (-1, np.int8), (3, np.uint8)):
+        mm = m.astype(dtype)
+        mm[1, 6] = bad_value
+        for mask in (mm, torch.from_numpy(mm)):
+            with raises(ValueError, "mask", "row 1", "column 6", "not 0 or 1"):
+                logratio.panel(t, r, mask)
+            with raises(ValueError, "mask", "row 1", "column 6"):
+                logratio.correct(t, r, mask, rollout_is="token")
+    # a strided (non-contiguous) float mask is checked too
+    wide = np.ones((3, 16), np.float32)
+    wide[2, 10] = 0.25
+    with raises(ValueError, "mask", "row 2", "column 5"):
+        logratio.panel(t, r, wide[:, ::2])
+    # 0 and 1 in every dtype are fine
+    for dtype in (np.float32, np.float64, np.int64, np.uint8, bool):
+        assert logratio.panel(t, r, m.astype(dtype))["tokens"] == 24
+
+
+def test_correct_on_an_all_masked_batch_gives_none_as_panel_does(small):
+    t, r, m = small
+    none = np.zeros_like(m)
+    p = logratio.panel(t, r, none)
+    assert p["delta_abs_mean"] is None
+    for kw in (dict(rollout_is="token"), dict(mode="slime:mis-clip-token"), dict(mode="trl:token_mask"),
+               dict(rollout_rs="token_k1", rollout_rs_threshold="0.5_2")):
+        _, _, metrics = logratio.correct(t, r, none, **kw)
+        assert metrics, kw
+        for k, v in metrics.items():
+            assert v is None or (isinstance(v, float) and v == v), (kw, k, v)  # never NaN
+    _, _, metrics = logratio.correct(t, r, none, rollout_is="token")
+    assert metrics["rollout_is_mean"] is None
+
+
+def test_nonfinite_omit_leaves_out_nan_but_a_positive_log_prob_raises(small):
+    """What the docstrings of panel() and correct() say: omit is for NaN/Inf only."""
+    t, r, m = small
+    nan = t.copy()
+    nan[0, 2] = np.nan
+    assert logratio.panel(t, nan, m, nonfinite="omit")["nonfinite_tokens"] == 1
+    assert "NaN or" in logratio.panel.__doc__ and "positive log-prob is" in logratio.panel.__doc__
+    pos = r.copy()
+    pos[1, 3] = 0.5
+    for nf in ("raise", "omit"):
+        with raises(ValueError, "rollout_logprobs", "positive", "1", "3"):
+            logratio.panel(t, pos, m, nonfinite=nf)
+        with pytest.raises(ValueError):
+            logratio.correct(t, pos, m, rollout_is="token", nonfinite=nf)
+
+
+def test_gpu_tensor_error_names_the_device_without_a_device_attribute():
+    class FakeCuda:  # a DLPack producer with no .device (CuPy-, JAX-like)
+        def __dlpack_device__(self):
+            return (2, 1)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("must not be exported")
+    with raises(ValueError, "train", "cuda:1 tensor", "CPU", "train.cpu()"):
+        logratio.panel(FakeCuda(), FakeCuda())
+    try:
+        logratio.panel(FakeCuda(), FakeCuda())
+    except ValueError as e:
+        assert "DLPack device type" not in str(e), e
+
+    class FakeRocm:
+        def __dlpack_device__(self):
+            return (10, 0)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("must not be exported")
+    with raises(ValueError, "rocm:0"):
+        logratio.panel(FakeRocm(), FakeRocm())

@@ -36,20 +36,23 @@ def tolerance(key, config):
     # the frameworks' own float32 limits (tests/test_flavours.cpp, flavour.hpp)
     if key in ("mis_log_ppl_diff", "mis_log_ppl_abs_diff"):
         return 5e-5
-    if key == "mis_k3_kl" or key == "mis_chi2_seq" or (
+    if key in ("mis_k3_kl", "mis_chi2_seq", "mis_chi2_token") or (
             ("sequence" in config or "geometric" in config) and "fraction" not in key):
         return 1e-5
     return 1e-6
 
 
-CONFIGS = sorted(glob.glob(os.path.join(DATA, "small", "slime", "*")) + glob.glob(os.path.join(DATA, "small", "trl", "*")))
+# small, and the rejection case (every mode with a rejection, its own seed and size)
+CONFIGS = sorted(glob.glob(os.path.join(DATA, case, fw, "*")) for case in ("small", "rejection") for fw in ("slime", "trl"))
+CONFIGS = sorted(c for group in CONFIGS for c in group)
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: "/".join(p.split(os.sep)[-2:]))
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: "/".join(p.split(os.sep)[-3:]))
 def test_mode_matches_framework(config):
     args = json.load(open(os.path.join(config, "args.json")))["logratio_args"]
     mode, opts = mode_of(args)
-    d = read_safetensors(os.path.join(DATA, "small", "padded.safetensors"))
+    case = config.replace(os.sep, "/").split("/")[-3]
+    d = read_safetensors(os.path.join(DATA, case, "padded.safetensors"))
     mask = d["mask"].astype(bool)
     flavour = "slime" if "/slime/" in config.replace(os.sep, "/") else "trl"
     w, keep, metrics = logratio.correct(d["train_logprobs"], d["rollout_logprobs"], mask,
@@ -87,7 +90,9 @@ def test_panel_flavour_metrics():
     d = read_safetensors(os.path.join(DATA, "small", "padded.safetensors"))
     t, r, m = d["train_logprobs"], d["rollout_logprobs"], d["mask"]
     p = logratio.panel(t, r, m, flavour="slime")
-    want = json.load(open(os.path.join(DATA, "small", "slime", "mis_clip_token", "metrics.json")))
+    # the mismatch metrics without a correction (with a rejection, slime's
+    # train_rollout_logprob_abs_diff is over the kept tokens only)
+    want = json.load(open(os.path.join(DATA, "small", "slime", "mismatch_metrics", "metrics.json")))
     got = p["slime"]["train_rollout_logprob_abs_diff"]
     assert abs(got - want["train_rollout_logprob_abs_diff"]) <= 1e-6 * want["train_rollout_logprob_abs_diff"]
     assert "slime" not in logratio.panel(t, r, m)

@@ -8,13 +8,18 @@ function(cli_flavour name)
   add_test(NAME cli_${name}
            COMMAND ${CMAKE_COMMAND} -DTOOL=${tool} -DCLOSE=$<TARGET_FILE:close> ${ARGN}
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/correct_flavour.cmake)
+  set_tests_properties(cli_${name} PROPERTIES FIXTURES_REQUIRED cli_inputs)  # ${dir} for --out
 endfunction()
-foreach(case small heavy_x20)
+# Every mode also writes --out, checked against the framework's weights and
+# mask (the rejection case: every mode with a rejection, gen_framework_reference.py).
+foreach(case small heavy_x20 rejection)
   foreach(fw slime trl)
     file(GLOB configs LIST_DIRECTORIES true ${data}/${case}/${fw}/*)
     foreach(config IN LISTS configs)
       get_filename_component(cname ${config} NAME)
       cli_flavour(correct_${fw}_${case}_${cname} -DCONFIG=${config}
+                  -DOUT=${dir}/flavour_${case}_${fw}_${cname}.safetensors -DVERIFY=$<TARGET_FILE:verify_correct_out>
+                  -DINPUT=${data}/${case}/padded.safetensors
                   "-DARGS=correct|${data}/${case}/padded.safetensors|--json")
     endforeach()
   endforeach()
@@ -54,3 +59,9 @@ cli_fails(mode_geometric_bn "tis_batch_normalize at geometric level"
 cli_fails(mode_flavour_mismatch "--flavour verl does not match --mode trl:token_mask"
           correct ${data}/small/padded.safetensors --flavour verl --mode trl:token_mask)
 cli_fails(trl_needs_mode "flavour trl needs a mode" correct ${data}/small/padded.safetensors --flavour trl)
+# A mask value other than 0 or 1 is an error naming the tensor, row and column
+# (validated at view construction: panel, correct and doctor alike).
+foreach(cmd panel correct doctor)
+  cli_fails(mask_half_${cmd} "mask: value 0.5 at row 1, column 2 .flat index 63. is not 0 or 1"
+            ${cmd} ${data}/rejection/mask_half.safetensors)
+endforeach()

@@ -1,5 +1,6 @@
 // make_doctor_dumps DIR [--print]: writes DIR/<bug>.safetensors for every
-// planted bug of planted.hpp (train_logprobs, rollout_logprobs F32 [B, T],
+// planted bug of planted.hpp, and healthy_bf16 / drift (the clean dump's
+// mismatch scaled x1.55 and x8) (train_logprobs, rollout_logprobs F32 [B, T],
 // mask U8 [B, T]); with --print, also each dump's doctor findings with
 // their evidence (the measurements quoted in include/logratio/doctor/checks).
 #include <cstdio>
@@ -20,8 +21,16 @@ int main(int argc, char** argv) {
     const bool print = argc > 2 && std::string(argv[2]) == "--print";
     try {
         std::filesystem::create_directories(dir);
-        for (const auto& [b, name] : planted::all_bugs()) {
-            const planted::dump d = planted::sample(b);
+        // the planted bugs, then two numeric levels of the clean dump at another
+        // seed and size: a healthy bf16 engine (mean |delta| ~0.022) and a drift (x8)
+        std::vector<std::pair<std::string, planted::dump>> dumps;
+        for (const auto& [b, name] : planted::all_bugs()) dumps.emplace_back(name, planted::sample(b));
+        for (const auto& [name, k] : {std::pair<std::string, double>{"healthy_bf16", 1.55}, {"drift", 8.0}}) {
+            planted::dump d = planted::sample(planted::bug::clean, 220, 96, 777);
+            planted::scale_mismatch(d, k);
+            dumps.emplace_back(name, std::move(d));
+        }
+        for (const auto& [name, d] : dumps) {
             const std::uint64_t B = static_cast<std::uint64_t>(d.B), T = static_cast<std::uint64_t>(d.T);
             using logratio_cli::dtype;
             logratio_cli::write_safetensors(dir + "/" + name + ".safetensors",

@@ -147,4 +147,25 @@ inline dump sample(bug b, int B = 160, int T = 128, std::uint64_t seed = 2026120
     return d;
 }
 
+/// Scales the mismatch: l_T = l_E + k (l_T - l_E), clipped at 0 -- a
+/// healthy engine at another level (k = 1.55: mean |delta| 0.022) or a
+/// drifting one (k = 8).
+inline void scale_mismatch(dump& d, double k) {
+    for (std::size_t i = 0; i < d.train.size(); ++i) {
+        const double e = d.rollout[i], t = d.train[i];
+        d.train[i] = static_cast<float>(std::min(0.0, e + k * (t - e)));
+    }
+}
+
+/// Plants N(0, sigma) noise on the rollout log-prob of each sequence's
+/// first (masked-in) token, clipped at 0, from its own seed.
+inline void plant_first_token(dump& d, float sigma, std::uint64_t seed) {
+    std::mt19937_64 p(seed);
+    std::normal_distribution<float> nd(0.0f, sigma);
+    for (int r = 0; r < d.B; ++r) {
+        const std::size_t i = static_cast<std::size_t>(r) * static_cast<std::size_t>(d.T);
+        if (d.mask[i]) d.rollout[i] = std::min(0.0f, d.rollout[i] + nd(p));
+    }
+}
+
 }  // namespace planted

@@ -7,7 +7,8 @@
 //
 // One empty-input rule: no masked-in token (no value, no row) is not an
 // error. Counts are 0 and every statistic is undefined -- NaN in C++, null
-// in JSON, nan in Python: the panel (SPEC: keys null or absent), the
+// in JSON, None in Python's dicts (panel(), correct()'s metrics), nan in its
+// arrays: the panel (SPEC: keys null or absent), the
 // correction's metrics, quantiles (one NaN per probability asked), the KLL
 // sketch's quantile/rank/min/max, the logits summary, moments' variance
 // and standard deviations. Invalid arguments stay errors even then.

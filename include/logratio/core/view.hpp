@@ -6,8 +6,8 @@
 //   packed  1-D arrays of N tokens + cu_seqlens offsets (S+1 entries,
 //           0 = o_0 <= o_1 <= ... <= o_S = N, int32 or int64) + optional mask.
 //
-// Shapes and offsets are validated once, here, at construction (shape_error);
-// kernels then trust the view.
+// Shapes and offsets are validated once, here, at construction (shape_error),
+// and the mask's values (0 or 1, else value_error); kernels then trust the view.
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -50,6 +50,7 @@ public:
         v.layout_ = layout::padded;
         v.rows_ = rows;
         v.cols_ = cols;
+        v.check_mask_binary();
         return v;
     }
 
@@ -83,6 +84,7 @@ public:
         v.rows_ = num_offsets - 1;
         v.offsets_ = cu_seqlens;
         v.offsets64_ = std::is_same<O, std::int64_t>::value;
+        v.check_mask_binary();
         return v;
     }
 
@@ -138,6 +140,38 @@ public:
 private:
     template <class, class>
     friend class paired_view;
+
+    /// A mask holds 0 (left out) or 1 (counts), nothing else: 0.5, 2 or NaN
+    /// would otherwise count silently (SPEC's "nonzero counts" made exact).
+    /// One pass at construction, the kernels untouched; value_error naming
+    /// the mask, the row (sequence) and the column (position).
+    void check_mask_binary() const {
+        if (mask_ == nullptr) return;
+        std::uint64_t bad = size_;
+        // blocks without an early exit (the compiler vectorises them), then
+        // the first bad entry of the first bad block
+        constexpr std::uint64_t block = 4096;
+        for (std::uint64_t b = 0; b < size_ && bad == size_; b += block) {
+            const std::uint64_t e = size_ - b < block ? size_ : b + block;
+            bool ok = true;
+            for (std::uint64_t i = b; i < e; ++i) ok &= (mask_[i] == M(0)) | (mask_[i] == M(1));
+            if (ok) continue;
+            for (std::uint64_t i = b; i < e && bad == size_; ++i)
+                if (!(mask_[i] == M(0) || mask_[i] == M(1))) bad = i;
+        }
+        if (bad == size_) return;
+        std::uint64_t s = 0;  // the sequence holding flat index `bad`
+        if (layout_ == layout::padded) s = cols_ ? bad / cols_ : 0;
+        else
+            while (s + 1 < rows_ && sequence_end(s) <= bad) ++s;
+        const bool padded_layout = layout_ == layout::padded;
+        const double x = static_cast<double>(mask_[bad]);
+        throw value_error(detail::concat("mask: value ", x, " at ", padded_layout ? "row " : "sequence ", s,
+                                         padded_layout ? ", column " : ", position ", bad - sequence_begin(s),
+                                         " (flat index ", bad, ") is not 0 or 1 (a mask is binary: 1 counts, 0 leaves "
+                                         "the token out)"),
+                          "mask", s, bad - sequence_begin(s), x);
+    }
 
     static void check_pointers(const T* train, const T* rollout, std::uint64_t n) {
         if (n != 0 && (train == nullptr || rollout == nullptr))

@@ -22,7 +22,10 @@
 //  reduce_train_step_metrics, one sample per rollout):
 //      (1/B) sum_s sum_{t in s} x_t / max(n_s, 1)   (B = rows, empty ones included)
 //  or with calculate_per_token_loss  sum_t x_t / sum_s max(n_s, 1).
-//    train_rollout_logprob_abs_diff  x = |delta|                    (loss.py 1136-1151)
+//    train_rollout_logprob_abs_diff  x = |delta| over the tokens the modified mask
+//      keeps (numerator), the original n_s as denominator (loss.py 1086-1092 and
+//      1136-1151: the reducer is rebuilt with modified_response_masks first); the
+//      other metrics use the original mask in both (loss.py 1058-1059, 1161-1163)
 //    slime:tis / slime:icepop (loss.py 884-931): tis x = rho (unclamped),
 //      tis_clipfrac x = [w != rho], tis_abs x = |rho - 1|; weights
 //      w = clamp(rho, tis_clip_low, tis_clip) / rho inside [low, high] else 0;
@@ -162,10 +165,14 @@ struct slime_mismatch_keys {
           kl(r.key("mis_kl")), k3(r.key("mis_k3_kl")), lpd(r.key("mis_log_ppl_diff")),
           lpad(r.key("mis_log_ppl_abs_diff")), ppl_ratio(r.key("mis_ppl_ratio")), chi2_token(r.key("mis_chi2_token")),
           chi2_seq(r.key("mis_chi2_seq")) {}
-    void add(slime_reducer& r, const seq_sums& s) const {
+    /// abs_d_kept: sum of |delta| over the tokens the modified mask keeps
+    /// (loss.py 1086-1092 rebuilds sum_of_sample_mean with
+    /// modified_response_masks before line 1140 reduces |delta| with it; the
+    /// denominators stay the original mask sums); s.abs_d without rejection.
+    void add(slime_reducer& r, const seq_sums& s, double abs_d_kept) const {
         const double n = static_cast<double>(s.n), n1 = s.n1();
         const double tlog = -s.lt / n1, rlog = -s.le / n1, diff = s.le / n1 - s.lt / n1;
-        r.add(abs_diff, s.abs_d);
+        r.add(abs_diff, abs_d_kept);
         r.add(tlp, tlog * n);
         r.add(tp, std::exp(tlog) * n);
         r.add(rlp, rlog * n);
@@ -195,7 +202,7 @@ metric_entries slime_mismatch_pass(const paired_view<T, M>& v, const framework_m
         if (w)  // use_tis off: pg_loss is not reweighted (w = 1 where the mask is on)
             for (std::uint64_t i = b; i < e; ++i) w[i] = v.counts(i) ? W(1) : W(0);
         r.next_sequence(s.n);
-        keys.add(r, s);
+        keys.add(r, s, s.abs_d);
     });
     return r.finish();
 }
@@ -266,6 +273,7 @@ struct mis_keys {
 
 /// Per-sequence results of the MIS token loop.
 struct mis_seq {
+    double abs_d_kept = 0;  ///< sum of |delta| over the tokens the modified mask keeps
     double before = 0, frac_lo = 0, frac_hi = 0, after = 0, rs_lo = 0, rs_hi = 0, cat_tok = 0;
     double after_min = std::numeric_limits<double>::infinity(), after_max = -std::numeric_limits<double>::infinity();
 };
@@ -305,6 +313,7 @@ mis_seq mis_tokens(const paired_view<T, M>& v, const framework_mode& m, const se
         }
         w[i] = static_cast<W>(wa);
         mask[i] = keep && !vetoed ? 1 : 0;
+        q.abs_d_kept += mask[i] ? std::fabs(d) : 0.0;
         q.before += w0;
         q.after += wa;
         q.after_min = std::min(q.after_min, wa);
@@ -332,7 +341,7 @@ metric_entries slime_mis_pass(const paired_view<T, M>& v, const framework_mode& 
         s.read(v, b, e, log_veto);
         const mis_seq q = mis_tokens(v, m, s, b, e, w, mask);
         r.next_sequence(s.n);
-        keys.add(r, s);
+        keys.add(r, s, q.abs_d_kept);
         r.add(k.before, q.before);
         if (m.tis_mode != mis_bound::truncate) r.add(k.frac_lo, q.frac_lo);
         r.add(k.frac_hi, q.frac_hi);

@@ -14,8 +14,9 @@
 // kept out of every other check's sums (scan.hpp). When `alignment` fails,
 // every token pair is mismatched, so the checks that read the pairs'
 // values (temperature, processed_logprobs, desync, position,
-// low_probability, numeric) are reported `ok` with "not assessed" and the
-// evidence word superseded_by = alignment. `numeric` warns only when no
+// low_probability, numeric) are reported "not assessed" (never "ok") with
+// the evidence word superseded_by = alignment. A check that cannot be made
+// (too few tokens, no old_logprobs) is "not assessed" too. `numeric` warns only when no
 // other check warns or fails (it is the explanation of last resort).
 #include <string>
 #include <vector>
@@ -59,13 +60,12 @@ inline std::vector<finding> run_checks(const scan_state& st, const mismatch_spli
     if (fs[0].level == severity::fail)
         for (auto& f : fs) {
             if (f.check == "alignment" || f.check == "filled_values" || f.check == "policy_lag") continue;
-            f.level = severity::ok;
-            f.summary = "not assessed: trainer and rollout log-probs are not aligned (see alignment)";
+            f.not_assessed("trainer and rollout log-probs are not aligned (see alignment)");
             f.word("superseded_by", "alignment");
         }
     bool other = false;
     for (const auto& f : fs)
-        if (f.check != "numeric" && f.level != severity::ok) other = true;
+        if (f.check != "numeric" && raises(f.level)) other = true;
     if (other && fs.back().level == severity::warn) {
         fs.back().level = severity::ok;
         fs.back().summary += " (explained by the other findings)";
@@ -94,7 +94,7 @@ diagnosis diagnose(const paired_view<T, M>& v, const diagnose_options& o = {}) {
     d.findings = run_checks(st, have_split ? &split : nullptr);
     if (!split_error.empty())
         for (auto& f : d.findings)
-            if (f.check == "policy_lag") f.summary = "not assessed: " + split_error;
+            if (f.check == "policy_lag") f.not_assessed(split_error);
     d.bd = st.bd;
     d.tokens = st.bd.tokens();
     d.sequences = st.sequences;

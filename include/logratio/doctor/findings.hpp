@@ -14,11 +14,23 @@
 LOGRATIO_NAMESPACE_BEGIN
 namespace doctor {
 
-enum class severity { ok = 0, warn = 1, fail = 2 };
+/// not_assessed: the check could not be made (too few tokens, a missing
+/// input, superseded by alignment) -- never reported as "ok". It ranks
+/// below ok: it raises nothing and leaves the verdict and exit code alone.
+enum class severity { not_assessed = -1, ok = 0, warn = 1, fail = 2 };
 
 inline const char* severity_name(severity s) noexcept {
-    return s == severity::fail ? "fail" : s == severity::warn ? "warn" : "ok";
+    switch (s) {
+        case severity::fail: return "fail";
+        case severity::warn: return "warn";
+        case severity::ok: return "ok";
+        case severity::not_assessed: break;
+    }
+    return "not assessed";
 }
+
+/// warn or fail: what a summary counts and what a report lists.
+inline bool raises(severity s) noexcept { return s == severity::warn || s == severity::fail; }
 
 /// One evidence value: a number, or (text non-empty) a word such as a tensor name.
 struct evidence_item {
@@ -38,6 +50,12 @@ struct finding {
         evidence.push_back({std::move(key), v, {}});
         return *this;
     }
+    /// Marks the finding not assessed, saying why.
+    finding& not_assessed(const std::string& why) {
+        level = severity::not_assessed;
+        summary = "not assessed: " + why;
+        return *this;
+    }
     finding& word(std::string key, std::string text) {
         evidence.push_back({std::move(key), 0, std::move(text)});
         return *this;
@@ -50,8 +68,10 @@ struct finding {
     }
 };
 
-/// A number for a summary line (%.3g).
+/// A number for a summary line (%.3g); "n/a" for NaN (a summary never
+/// prints NaN as a number or a ratio).
 inline std::string g3(double x) {
+    if (std::isnan(x)) return "n/a";
     char b[32];
     std::snprintf(b, sizeof b, "%.3g", x);
     return b;

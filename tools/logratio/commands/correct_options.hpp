@@ -101,7 +101,9 @@ inline void add_correct_options(CLI::App& c, correct_args& a) {
         ->check(CLI::IsMember({"raise", "omit"}));
     c.add_flag("--json", a.json, "one JSON object of the metrics (verl's names)");
     c.add_option("--prefix", a.prefix, "prefix of every metric name (verl logs them under rollout_corr/)");
-    c.add_option("--out", a.out, "write rollout_is_weights (F32) and response_mask (U8) to this safetensors file");
+    c.add_option("--out", a.out, "write the weights (F32) and the mask (U8) to this safetensors file, under the framework's names: "
+                 "rollout_is_weights / response_mask (verl), importance_sampling_ratio / completion_mask (trl), "
+                 "tis_weights, ice_weight or is_weights / modified_response_masks (slime)");
     add_threads_option(c, a.threads, "threads");
     add_flavour_options(&c, a);
 }

@@ -50,10 +50,13 @@ void add_doctor_options(CLI::App* c, doctor_args& a) {
 
 void print_findings(const logratio::doctor::diagnosis& d) {
     for (const auto& f : d.findings) {
-        std::printf("%-19s %-5s %s\n", f.check.c_str(), logratio::doctor::severity_name(f.level),
-                    f.summary.c_str());
-        if (f.level != logratio::doctor::severity::ok)
-            std::printf("%-25s check: %s\n", "", f.what_to_check.c_str());
+        // "not assessed: why" under the severity "not assessed": the why once
+        const std::string prefix = "not assessed: ";
+        const bool na = f.level == logratio::doctor::severity::not_assessed && f.summary.rfind(prefix, 0) == 0;
+        std::printf("%-19s %-12s %s\n", f.check.c_str(), logratio::doctor::severity_name(f.level),
+                    f.summary.c_str() + (na ? prefix.size() : 0));
+        if (logratio::doctor::raises(f.level))
+            std::printf("%-32s check: %s\n", "", f.what_to_check.c_str());
     }
 }
 
@@ -70,7 +73,7 @@ int run_doctor_each(const std::string& dir, const std::string& pattern, const st
     for (const auto& x : ds) {
         std::string raised;
         for (const auto& f : x.d.findings)
-            if (f.level != logratio::doctor::severity::ok)
+            if (logratio::doctor::raises(f.level))
                 raised += (raised.empty() ? "" : ", ") + f.check + " (" + logratio::doctor::severity_name(f.level) + ")";
         std::printf("  %-40s %-5s %s\n", x.label.c_str(), logratio::doctor::severity_name(x.d.worst()),
                     raised.empty() ? "-" : raised.c_str());

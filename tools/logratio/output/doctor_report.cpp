@@ -173,7 +173,7 @@ std::vector<std::string> grouped_findings(const std::vector<dump_diagnosis>& ds)
     std::vector<finding_group> gs;
     for (const auto& x : ds)
         for (const auto& fd : x.d.findings) {
-            if (fd.level == dr::severity::ok) continue;
+            if (!dr::raises(fd.level)) continue;
             const std::string run = x.run.empty() ? x.label : x.run;
             auto it = std::find_if(gs.begin(), gs.end(),
                                    [&](const finding_group& g) { return g.check == fd.check && g.run == run; });
@@ -222,7 +222,7 @@ report_section doctor_section(const std::vector<dump_diagnosis>& ds) {
     if (lines.size() > 40) s.lines.push_back("... and " + std::to_string(lines.size() - 40) + " more (check, run) pairs");
     for (const auto& x : ds)
         for (const auto& f : x.d.findings)
-            if (f.level != dr::severity::ok && s.details.size() < 2000)
+            if (dr::raises(f.level) && s.details.size() < 2000)
                 s.details.push_back(x.label + "  " + f.check + " " + dr::severity_name(f.level) + ": " + f.summary);
     if (!s.details.empty()) s.details_summary = "every finding, dump by dump (" + std::to_string(s.details.size()) + ")";
     if (!ds.empty()) s.charts = {"doctor_position", "doctor_prob", "doctor_joint"};

@@ -13,7 +13,7 @@ std::vector<check_summary> summarize_checks(const std::vector<dump_diagnosis>& d
                 out.push_back({f.check, 0, 0, {}, {}});
                 it = out.end() - 1;
             }
-            if (f.level == logratio::doctor::severity::ok) continue;
+            if (!logratio::doctor::raises(f.level)) continue;
             (f.level == logratio::doctor::severity::fail ? it->fail : it->warn)++;
             if (!x.run.empty()) it->runs.insert(x.run);
             it->dumps.push_back(x.label);

@@ -38,9 +38,10 @@ inline finding check_alignment(const scan_state& st) {
         f.summary = "trainer log-probs are " + std::to_string(best < 0 ? -best : best) + " position(s) " +
                     (best > 0 ? "ahead of" : "behind") + " the rollout's: |l_T[t] - l_E[t" + (best > 0 ? "+" : "") +
                     std::to_string(best) + "]| is " + g3(ratio) + "x smaller than at the same position";
+    } else if (std::isnan(ratio)) {
+        f.not_assessed("too few tokens to compare shifts");
     } else {
-        f.summary = std::isnan(ratio) ? "too few tokens to compare shifts"
-                                      : "log-probs are aligned: no shift fits better than k = 0 (ratio " + g3(ratio) + ")";
+        f.summary = "log-probs are aligned: no shift fits better than k = 0 (ratio " + g3(ratio) + ")";
     }
     return f;
 }

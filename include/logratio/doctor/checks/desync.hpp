@@ -51,6 +51,8 @@ inline finding check_desync(const scan_state& st) {
         f.summary = std::to_string(st.desync_sequences) + " sequences (" + g3(100 * share) +
                     "%) go out of step: |delta| small, then large from about " + g3(10.0 * tenth + 5) +
                     "% of their length";
+    } else if (st.sequences == 0 || st.usable == 0) {
+        f.not_assessed("no usable tokens");
     } else {
         f.summary = "no sequence goes out of step (" + std::to_string(st.desync_sequences) + " change points)";
     }

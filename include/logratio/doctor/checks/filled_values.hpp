@@ -45,6 +45,10 @@ inline finding check_filled_values(const scan_state& st) {
         .num("share_at_first_token", w.flagged ? static_cast<double>(w.at_first) / n : NAN);
     f.what_to_check = "how missing log-probs are padded or defaulted (fillna(0), -9999 placeholders, truncated outputs)";
     const double tokens = static_cast<double>(st.usable + st.fill[0].flagged + st.fill[1].flagged);
+    if (tokens == 0) {
+        f.not_assessed("no usable tokens");
+        return f;
+    }
     if (w.flagged < filled_fail_count || static_cast<double>(w.flagged) < filled_fail_share * tokens) {
         f.summary = "no filled values: no unlikely exact 0.0 and no value <= -50 in either tensor";
         return f;

@@ -33,6 +33,9 @@ inline finding check_low_probability(const scan_state& st) {
         f.level = severity::warn;
         f.summary = "mismatch grows " + g3(g) + "x where p_E < 1/2 (clean bf16 vs f32: " + g3(low_probability_reference) +
                     "x)";
+    } else if (low.count < 50 || high.count < 50 || std::isnan(g)) {
+        f.not_assessed("fewer than 50 tokens on one side of p_E = 1/2 (" + std::to_string(low.count) + " below, " +
+                       std::to_string(high.count) + " above)");
     } else {
         f.summary = "mean |delta| is " + g3(g) + "x larger where p_E < 1/2 (clean bf16 vs f32: " +
                     g3(low_probability_reference) + "x)";

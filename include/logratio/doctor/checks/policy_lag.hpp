@@ -20,7 +20,7 @@ inline finding check_policy_lag(const mismatch_split* s) {
     f.check = "policy_lag";
     f.what_to_check = "rollout weight staleness (async off-policy steps, weight-sync interval)";
     if (!s) {
-        f.summary = "no old_logprobs: policy lag not assessed";
+        f.not_assessed("no old_logprobs (the trainer's log-probs under the rollout's weights) were given");
         return f;
     }
     f.num("total_delta_abs_mean", s->total.delta_abs_mean).num("numeric_delta_abs_mean", s->numeric.delta_abs_mean);

@@ -42,6 +42,8 @@ inline finding check_processed_logprobs(const scan_state& st) {
         f.summary = g3(100 * neg) + "% of tokens have l_E > l_T, " + g3(low.mean_abs() / high.mean_abs()) +
                     "x larger where p_E < 1/2: renormalised rollout log-probs, about " + g3(-100 * std::expm1(md)) +
                     "% of the mass removed";
+    } else if (tot.count == 0) {
+        f.not_assessed("no usable tokens");
     } else {
         f.summary = "delta has no one-sided offset (" + g3(100 * neg) + "% negative, mean " + g3(md) + ")";
     }

@@ -41,7 +41,7 @@ inline finding check_temperature(const scan_state& st) {
     f.what_to_check = "the sampling temperature: is it applied to the logits on both sides (or neither)?";
     const double dev = std::fabs(b - 1.0);
     if (std::isnan(b)) {
-        f.summary = "too few tokens to estimate a slope";
+        f.not_assessed("too few tokens to estimate a slope");
     } else if (dev >= temperature_warn) {
         f.level = dev >= temperature_fail ? severity::fail : severity::warn;
         f.summary = "l_E grows " + g3(b) + "x as fast as l_T: a temperature on one side, rollout/trainer ratio about " +
