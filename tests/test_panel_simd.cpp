@@ -129,13 +129,14 @@ TEST_CASE("packed without a mask counts every token") {
     test::check_entries(p, test::reference_panel(v), "packed, no mask");
 }
 
-TEST_CASE("float masks: NaN, fractional and negative values count (m != 0), -0.0 does not, at every path") {
-    // mask_on is m != 0, so NaN counts; the direct AVX2/AVX-512 loads once
-    // compared with an ordered != and dropped NaN lanes
+TEST_CASE("float masks: 0, -0.0 and 1 at every path; NaN, fractional and negative values are errors") {
+    // -0.0 == 0 leaves the token out; the direct AVX2/AVX-512 loads once
+    // compared with an ordered != and mishandled NaN lanes, so a non-binary
+    // value is refused at construction, naming row and column
     const auto s = test::make_synthetic(4099, 11);
     std::vector<float> t(s.train.begin(), s.train.end()), r(s.rollout.begin(), s.rollout.end());
     std::vector<float> m(t.size());
-    const float values[] = {1.0f, 0.0f, NAN, 0.5f, -0.0f, -2.0f, 1e-30f};
+    const float values[] = {1.0f, 0.0f, 1.0f, 1.0f, -0.0f, 0.0f, 1.0f};
     for (std::size_t k = 0; k < m.size(); ++k) m[k] = values[(k * 7 + k / 5) % 7];
     auto v = logratio::paired_view<float, float>::padded(t.data(), r.data(), m.data(), 4099 / 17, 17);
     std::uint64_t on = 0;
@@ -144,6 +145,12 @@ TEST_CASE("float masks: NaN, fractional and negative values count (m != 0), -0.0
     CHECK(p.tokens == on);
     check_same(p, logratio::accumulate_panel_scalar(v).finish(), "float mask");
     check_same(logratio::compute_panel(v), logratio::accumulate_panel_scalar(v).finish(), "float mask, header-only");
+    for (const float bad : {NAN, 0.5f, -2.0f, 1e-30f}) {
+        auto mb = m;
+        mb[3 * 17 + 5] = bad;
+        CHECK_THROWS_WITH_AS(logratio::paired_view<float, float>::padded(t.data(), r.data(), mb.data(), 4099 / 17, 17),
+                             doctest::Contains("row 3, column 5"), logratio::value_error);
+    }
 }
 
 TEST_CASE("accuracy at |delta| ~ 1e-3: kl_k3, chi2, tv keep their digits") {
