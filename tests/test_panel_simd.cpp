@@ -148,7 +148,8 @@ TEST_CASE("float masks: 0, -0.0 and 1 at every path; NaN, fractional and negativ
     for (const float bad : {NAN, 0.5f, -2.0f, 1e-30f}) {
         auto mb = m;
         mb[3 * 17 + 5] = bad;
-        CHECK_THROWS_WITH_AS(logratio::paired_view<float, float>::padded(t.data(), r.data(), mb.data(), 4099 / 17, 17),
+        using float_masked = logratio::paired_view<float, float>;
+        CHECK_THROWS_WITH_AS(float_masked::padded(t.data(), r.data(), mb.data(), 4099 / 17, 17),
                              doctest::Contains("row 3, column 5"), logratio::value_error);
     }
 }
