@@ -89,18 +89,9 @@ def write_long_table(work, runs, steps, metrics):
 
 
 def write_sqlite(work, runs, steps, metrics):
-    # The tables and keys of MLflow's SQLAlchemy store (mlflow/mlflow
-    # mlflow/store/tracking/dbmodels/models.py: SqlMetric's primary key
-    # (key, timestamp, step, run_uuid, value, is_nan), SqlLatestMetric's
-    # (key, run_uuid)), without the columns logratio does not read.
+    # MLflow's SQLAlchemy store's tables and keys (binary_writers.MLFLOW_SQLITE_SCHEMA)
     db = sqlite3.connect(f"{work}/mlflow.db")
-    db.executescript("""CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, lifecycle_stage TEXT);
-      CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT, PRIMARY KEY (key, run_uuid));
-      CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN,
-                            PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
-      CREATE INDEX index_metrics_run_uuid ON metrics (run_uuid);
-      CREATE TABLE latest_metrics (key TEXT, value FLOAT, timestamp BIGINT, step BIGINT, is_nan BOOLEAN,
-                                   run_uuid TEXT, PRIMARY KEY (key, run_uuid));""")
+    db.executescript(bw.MLFLOW_SQLITE_SCHEMA)
     for name, group, names, rows in values(runs, steps, metrics):
         uuid = name.replace(" ", "")
         db.execute("INSERT INTO runs VALUES (?, ?, 'active')", (uuid, name))

@@ -134,13 +134,7 @@ def write_mlflow_db(d, runs, steps, m):
     if os.path.exists(p):
         os.remove(p)
     db = sqlite3.connect(p)
-    db.executescript("""CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, lifecycle_stage TEXT);
-      CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT, PRIMARY KEY (key, run_uuid));
-      CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN,
-                            PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
-      CREATE INDEX index_metrics_run_uuid ON metrics (run_uuid);
-      CREATE TABLE latest_metrics (key TEXT, value FLOAT, timestamp BIGINT, step BIGINT, is_nan BOOLEAN,
-                                   run_uuid TEXT, PRIMARY KEY (key, run_uuid));""")
+    db.executescript(bw.MLFLOW_SQLITE_SCHEMA)
     names = metric_names(m)
     for name, group, rows in run_rows(runs, steps, m):
         db.execute("INSERT INTO runs VALUES (?, ?, 'active')", (name, name))

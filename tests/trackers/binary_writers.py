@@ -459,3 +459,16 @@ def write_mlflow_file_run(rd, name, names, rows, t0):
         os.makedirs(os.path.dirname(f"{rd}/metrics/{key}"), exist_ok=True)
         with open(f"{rd}/metrics/{key}", "w") as f:
             f.writelines(f"{int((t0 + 10 * s) * 1000)} {row[k]!r} {s + 1}\n" for s, row in enumerate(rows))
+
+
+# The tables and keys of MLflow's SQLAlchemy store (mlflow/mlflow
+# mlflow/store/tracking/dbmodels/models.py: SqlMetric's primary key
+# (key, timestamp, step, run_uuid, value, is_nan), SqlLatestMetric's
+# (key, run_uuid)), without the columns logratio does not read.
+MLFLOW_SQLITE_SCHEMA = """CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, lifecycle_stage TEXT);
+      CREATE TABLE tags (key TEXT, value TEXT, run_uuid TEXT, PRIMARY KEY (key, run_uuid));
+      CREATE TABLE metrics (key TEXT, value FLOAT, timestamp BIGINT, run_uuid TEXT, step BIGINT, is_nan BOOLEAN,
+                            PRIMARY KEY (key, timestamp, step, run_uuid, value, is_nan));
+      CREATE INDEX index_metrics_run_uuid ON metrics (run_uuid);
+      CREATE TABLE latest_metrics (key TEXT, value FLOAT, timestamp BIGINT, step BIGINT, is_nan BOOLEAN,
+                                   run_uuid TEXT, PRIMARY KEY (key, run_uuid));"""
