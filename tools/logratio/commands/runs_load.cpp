@@ -17,7 +17,7 @@
 #include "../io/sha256.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
-#include "../output/panel_table.hpp"
+#include "../io/dumps.hpp"
 #include "runs_steps.hpp"
 
 namespace logratio_cli {
