@@ -10,8 +10,9 @@
 
 #include <logratio/core/version.hpp>
 
-#include "../io/table.hpp"
-#include "report_model.hpp"
+#include "../model/run_input.hpp"
+#include "../model/evidence.hpp"
+#include "../model/report_model.hpp"
 #include "runs_output.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -52,5 +53,12 @@ struct report_inputs {
 /// The whole report, in report_sections' order: headline, trend and group
 /// means, runs, analysis sections, evidence, zero gradient norms, notes, sources.
 std::string html_report(const report_inputs& r);
+
+/// The section model's inputs as views into the evidence (its analysis, runs
+/// and report parts: nothing computed, nothing read); `e` must outlive them.
+report_inputs report_inputs_of(const evidence& e);
+
+/// The report of the evidence value (`logratio report`, `runs --html`).
+std::string html_report(const evidence& e);
 
 }  // namespace logratio_cli
