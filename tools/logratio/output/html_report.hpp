@@ -8,22 +8,15 @@
 #include <string>
 #include <vector>
 
-#include <logratio/core/version.hpp>
-
-#include "../model/run_input.hpp"
 #include "../model/evidence.hpp"
 #include "../model/report_model.hpp"
+#include "../model/run_input.hpp"
 #include "runs_output.hpp"
-
-LOGRATIO_NAMESPACE_BEGIN
-struct runs_analysis;
-LOGRATIO_NAMESPACE_END
 
 namespace logratio_cli {
 
-struct dump_histogram;
-struct dump_diagnosis;
-
+/// What the section model (report_sections.hpp) is drawn from: views of one
+/// evidence value (report_inputs_of below), or filled by hand (the tests).
 struct report_inputs {
     std::string metric, source;
     const logratio::runs_analysis* analysis = nullptr;
