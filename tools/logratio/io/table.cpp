@@ -12,6 +12,10 @@
 #include <sstream>
 #include <system_error>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <logratio/core/error.hpp>
@@ -34,6 +38,25 @@ std::string text_table::column_list() const {
 
 namespace {
 
+/// The first ',' '\n' or '"' at or after `p` (`end` if none). SSE2 (every
+/// x86-64 CPU) compares 16 bytes at a time: a cell is ~20 bytes, the byte
+/// loop this replaced was a third of parse_csv's time.
+inline char* unquoted_field_end(char* p, char* const end) {
+#ifdef __SSE2__
+    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"');
+    while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)),
+                                         _mm_cmpeq_epi8(v, quote));
+        const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+        if (mask) return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != ',' && *p != '\n' && *p != '"') ++p;
+    return p;
+}
+
 /// One CSV field starting at `p` (a quoted field is unescaped in place, the
 /// view then covers the shortened text); `p` is left on the delimiter after
 /// it (',' '\n' "\r\n") or at `end`. `line` counts the newlines inside.
@@ -43,10 +66,8 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
     char* const start = p;
     quoted = p < end && *p == '"';
     if (!quoted) {
-        while (p < end && *p != ',' && *p != '\n') {
-            if (*p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
-            ++p;
-        }
+        p = unquoted_field_end(p, end);
+        if (p < end && *p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
         const char* e = p;
         if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
         return std::string_view(start, static_cast<std::size_t>(e - start));
@@ -90,7 +111,6 @@ text_table parse_csv(const std::string& text, const std::string& path) {
     bool in_header = true;
     while (p < end) {
         const std::size_t rec_line = line;
-        char* const rec_start = p;
         // the fields go straight to t.cells (the header's to `header`)
         std::vector<std::string_view>& rec = in_header ? header : t.cells;
         const std::size_t first = rec.size();
@@ -113,17 +133,19 @@ text_table parse_csv(const std::string& text, const std::string& path) {
         if (in_header) {
             t.columns.assign(header.begin(), header.end());
             in_header = false;
+            // room for every row at once: at most one per line left (quoted
+            // newlines and blank lines only make it more than needed); the
+            // estimate from the first row's size this replaced fell short on
+            // rows of varying length, and the one reallocation it then made
+            // (copying every cell's view) was a tenth of the time
+            const auto rows = static_cast<std::size_t>(std::count(static_cast<const char*>(p), static_cast<const char*>(end), '\n')) + 1;
+            t.cells.reserve(rows * fields);
+            t.line.reserve(rows);
             continue;
         }
         if (fields != t.columns.size())
             throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ",
                                       t.columns.size()));
-        if (t.line.empty()) {  // room for as many rows as the first one's size says (one allocation, not ~20)
-            const auto left = static_cast<std::size_t>(end - rec_start);
-            const std::size_t rows = left / static_cast<std::size_t>(p - rec_start) + 16;
-            t.cells.reserve(std::min(rows * fields, left + 1));  // a field takes >= 1 byte (its delimiter)
-            t.line.reserve(std::min(rows, left + 1));
-        }
         t.line.push_back(rec_line);
     }
     if (in_header) throw format_error(path + ": empty table (no header line)");
