@@ -1,5 +1,6 @@
 #include "json_history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -80,9 +81,17 @@ struct json_records_reader {
     /// The series of a wanted key, null for one the filter does not want.
     run_builder::series* series_of(run_builder& b, std::size_t i, std::string_view key) {
         key_slot& c = slot_of(b, i, key);
-        if (c.wanted && !c.series) c.series = &b.of(c.key);
+        if (c.wanted && !c.series) {
+            c.series = &b.of(c.key);
+            if (&b == stem_run) run_builder::reserve(*c.series, line_count);
+        }
         return c.wanted ? c.series : nullptr;
     }
+    /// The run of the records without a run key (a one-run file, as W&B and
+    /// verl write them) and the most records the file can hold (its line
+    /// count): that run's series are reserved at once (series_of), not grown.
+    const run_builder* stem_run = nullptr;
+    std::size_t line_count = 0;
 
     json_entry& push(const std::string& key, json_entry::kind_t kind, bool top) {
         if (used == entries.size()) entries.emplace_back();
@@ -276,7 +285,10 @@ struct json_records_reader {
         if (!rk && stem.empty()) stem = file_stem(path);
         const std::string& name = rk ? rk->str : stem;
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
+            if (!rk) stem_run = &it->second;
+        }
         double wall = std::nan("");
         if (const auto* t = top_entry("_timestamp"))
             if (const auto w = number_of(*t)) wall = *w;
@@ -369,6 +381,7 @@ history_set read_json_history_text(const std::string& text, const std::string& p
     } else {  // JSON Lines: one record per line
         std::size_t line = 1;
         json_scanner js(std::string_view(), path);
+        r.line_count = static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) + 1;
         for (std::size_t pos = 0; pos <= all.size(); ++line) {
             std::size_t nl = all.find('\n', pos);
             if (nl == std::string_view::npos) nl = all.size();

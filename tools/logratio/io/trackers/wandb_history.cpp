@@ -54,6 +54,9 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
             auto& cache = series_of[name];
             for (const auto c : metric_cols)
                 cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
+            if (!rc)  // one run: at most a point per row in each series
+                for (auto* s : cache)
+                    if (s) run_builder::reserve(*s, t.row_count());
         }
         const auto& series = series_of[name];
         const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
