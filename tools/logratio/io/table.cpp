@@ -30,6 +30,20 @@ std::optional<std::size_t> text_table::column(const std::string& name) const {
     return static_cast<std::size_t>(it - columns.begin());
 }
 
+void text_table::take(text_table& o) noexcept {
+    const char* const from = o.storage.data();
+    const std::size_t size = o.storage.size();
+    path = std::move(o.path);
+    columns = std::move(o.columns);
+    storage = std::move(o.storage);
+    cells = std::move(o.cells);
+    line = std::move(o.line);
+    if (storage.data() == from) return;  // the buffer moved with the string (any but a short one)
+    for (auto& c : cells)
+        if (c.data() >= from && c.data() <= from + size)  // (a JSON Lines table's absent cells point nowhere)
+            c = std::string_view(storage.data() + (c.data() - from), c.size());
+}
+
 std::string text_table::column_list() const {
     std::string s;
     for (const auto& c : columns) s += (s.empty() ? "" : ", ") + c;
@@ -98,12 +112,14 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
 
 }  // namespace
 
-text_table parse_csv(const std::string& text, const std::string& path) {
+text_table parse_csv(const std::string& text, const std::string& path) { return parse_csv(std::string(text), path); }
+
+text_table parse_csv(std::string&& text, const std::string& path) {
     using logratio::format_error;
     using logratio::detail::concat;
     text_table t;
     t.path = path;
-    t.storage.assign(text.begin(), text.end());
+    t.storage = std::move(text);
     char* p = t.storage.data();
     char* const end = p + t.storage.size();
     std::vector<std::string_view> header;
@@ -199,7 +215,7 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
     for (std::size_t i = 0; i < cells.size(); ++i)
         for (const auto& [col, text] : cells[i]) {
             const char* at = t.storage.data() + t.storage.size();
-            t.storage.insert(t.storage.end(), text.begin(), text.end());
+            t.storage.append(text);
             t.cells[i * t.columns.size() + col] = std::string_view(at, text.size());
         }
     return t;
