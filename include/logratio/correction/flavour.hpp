@@ -78,6 +78,7 @@
 #include "../core/limits.hpp"
 #include "flavour_options.hpp"
 #include "../core/view.hpp"
+#include "../detail/token_terms.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 
@@ -136,13 +137,13 @@ struct seq_sums {
     void read(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, double log_veto) {
         for (std::uint64_t i = b; i < e; ++i) {
             if (!v.counts(i)) continue;
-            const double t = to_double(v.train()[i]), r = to_double(v.rollout()[i]), x = t - r;
+            const double t = to_double(v.train()[i]), r = to_double(v.rollout()[i]), x = detail::token_delta(t, r);
             ++n;
             lt += t;
             le += r;
             d += x;
             abs_d += std::fabs(x);
-            k3 += std::expm1(x) - x;
+            k3 += detail::k3_term(std::expm1(x), x);  // unclamped, as slime
             const double rc = exp_safe(x);
             rho2 += rc * rc;
             catastrophic = catastrophic || x < log_veto;
