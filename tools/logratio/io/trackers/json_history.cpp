@@ -83,7 +83,10 @@ struct json_records_reader {
         key_slot& c = slot_of(b, i, key);
         if (c.wanted && !c.series) {
             c.series = &b.of(c.key);
-            if (&b == stem_run) run_builder::reserve(*c.series, line_count);
+            if (&b == stem_run && reserved + line_count <= run_builder::reserve_limit) {
+                run_builder::reserve(*c.series, line_count);
+                reserved += line_count;
+            }
         }
         return c.wanted ? c.series : nullptr;
     }
@@ -92,6 +95,7 @@ struct json_records_reader {
     /// count): that run's series are reserved at once (series_of), not grown.
     const run_builder* stem_run = nullptr;
     std::size_t line_count = 0;
+    std::size_t reserved = 0;  ///< points reserved so far (run_builder::reserve_limit)
 
     json_entry& push(const std::string& key, json_entry::kind_t kind, bool top) {
         if (used == entries.size()) entries.emplace_back();

@@ -71,6 +71,10 @@ public:
         s.points.reserve(n);
         s.where.reserve(n);
     }
+    /// The most points a reader reserves for one run, over all its series
+    /// (1 GiB of address space): a sparse history (hundreds of keys, each
+    /// in a few rows) beyond it grows its series as they fill instead.
+    static constexpr std::size_t reserve_limit = std::size_t{1} << 25;
     /// Adds a point of `metric` if the filter wants it.
     void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
              std::size_t line);

@@ -1,5 +1,6 @@
 #include "wandb_history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -65,7 +66,9 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
             auto& cache = series_of[name];
             for (const auto c : metric_cols)
                 cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
-            if (!rc)  // one run: at most a point per row in each series
+            // one run: at most a point per row in each series
+            const std::size_t wanted = cache.size() - static_cast<std::size_t>(std::count(cache.begin(), cache.end(), nullptr));
+            if (!rc && t.row_count() * wanted <= run_builder::reserve_limit)
                 for (auto* s : cache)
                     if (s) run_builder::reserve(*s, t.row_count());
         }
