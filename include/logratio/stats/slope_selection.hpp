@@ -53,6 +53,7 @@
 
 #include "exact_keys.hpp"
 #include "pair_counts.hpp"
+#include "radix_order.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {
@@ -152,35 +153,41 @@ struct fenwick {
 inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::vector<exact_key>& keys) {
     const std::size_t n = d.x.size();
     std::vector<std::uint32_t> o(n);
-    std::iota(o.begin(), o.end(), 0u);
     keys.clear();
-    if (t == -std::numeric_limits<double>::infinity()) return o;
-    if (t == std::numeric_limits<double>::infinity()) {
-        std::sort(o.begin(), o.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return d.x[a] > d.x[b] || (d.x[a] == d.x[b] && d.y[a] < d.y[b]);
-        });
+    if (t == -std::numeric_limits<double>::infinity()) {
+        std::iota(o.begin(), o.end(), 0u);
+        return o;
+    }
+    if (t == std::numeric_limits<double>::infinity()) {  // the groups of equal x last to first, y ascending in each
+        std::size_t out = 0;
+        for (std::size_t e = n; e > 0;) {
+            std::size_t b = e - 1;
+            while (b > 0 && d.xrank[b - 1] == d.xrank[e - 1]) --b;
+            for (std::size_t i = b; i < e; ++i) o[out++] = static_cast<std::uint32_t>(i);
+            e = b;
+        }
         return o;
     }
     keys.resize(n);
     double err = 0;
-    std::vector<std::pair<double, std::uint32_t>> rounded(n);
+    thread_local std::vector<double> approx;
+    approx.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         keys[i] = key_of(t, d.x[i], d.y[i]);
-        rounded[i] = {keys[i].approx, static_cast<std::uint32_t>(i)};
+        approx[i] = keys[i].approx;
         err = std::max(err, keys[i].err);
     }
-    // by the rounded keys first; two keys whose order that could get wrong
-    // are within 2·err of each other, and so is every key between them: the
-    // runs of keys closer than that are sorted again, exactly
-    std::sort(rounded.begin(), rounded.end());
-    for (std::size_t i = 0; i < n; ++i) o[i] = rounded[i].second;
+    // by the rounded keys first (radix_order.hpp); two keys whose order that
+    // could get wrong are within 2·err of each other, and so is every key
+    // between them: the runs of keys closer than that are sorted again, exactly
+    radix_order(approx.data(), n, o);
     const auto exact_less = [&](std::uint32_t a, std::uint32_t b) {
         const int c = compare_keys(keys[a], keys[b]);
         return c < 0 || (c == 0 && d.x[a] < d.x[b]);
     };
     for (std::size_t i = 0; i < n;) {
         std::size_t j = i + 1;
-        while (j < n && !(rounded[j].first - rounded[j - 1].first > 2 * err)) ++j;
+        while (j < n && !(approx[o[j]] - approx[o[j - 1]] > 2 * err)) ++j;
         if (j - i > 1)
             std::sort(o.begin() + static_cast<std::ptrdiff_t>(i), o.begin() + static_cast<std::ptrdiff_t>(j), exact_less);
         i = j;
