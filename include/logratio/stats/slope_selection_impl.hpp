@@ -29,6 +29,7 @@ struct slope_selection_trace {
     std::size_t rounds = 0;         ///< bands counted
     std::uint64_t enumerated = 0;   ///< pairs listed (the largest band)
     std::size_t retries = 0;        ///< bands that missed a rank
+    std::size_t shared = 0;         ///< shared bands used (shared_band_of)
 };
 
 /// The band's computed slopes at ranks k (sorted, relative to all pairs),
@@ -45,12 +46,21 @@ inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t l
     if (s.size() <= 8 * limit) {
         std::vector<double> v;
         v.reserve(static_cast<std::size_t>(s.size()));
-        for_each_band_pair(d, s, [&](double x, std::uint64_t c) { v.insert(v.end(), static_cast<std::size_t>(c), x); });
+        for_each_band_pair(d, s, [&](double x, std::uint64_t c) {
+            if (c == 1) v.push_back(x);
+            else v.insert(v.end(), static_cast<std::size_t>(c), x);
+        });
         std::size_t from = 0;
+        bool placed = false;  // v[from] holds its order statistic
         for (const std::uint64_t rank : k) {
-            const auto at = v.begin() + static_cast<std::ptrdiff_t>(rank - s.below);
-            std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), at, v.end());
-            from = static_cast<std::size_t>(rank - s.below);
+            const std::size_t r = static_cast<std::size_t>(rank - s.below);
+            const auto at = v.begin() + static_cast<std::ptrdiff_t>(r);
+            if (placed && r == from + 1)  // the next rank (the median's other half): the least above
+                std::iter_swap(at, std::min_element(at, v.end()));
+            else if (!(placed && r == from))
+                std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), at, v.end());
+            from = r;
+            placed = true;
             if (!(*at >= lo && *at <= hi)) return false;
             out.push_back(*at);
         }
@@ -134,6 +144,7 @@ inline std::optional<shared_band> shared_band_of(const slope_data& d, const std:
         return std::nullopt;
     }
     s.sample = sample_band(d, s.band, m, rng);
+    ++trace.shared;
     s.lo = nlo;
     s.hi = nhi;
     return s;
@@ -219,7 +230,10 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
         std::sort(k.begin(), k.end());
         k.erase(std::unique(k.begin(), k.end()), k.end());
         const double lo = side == 0 ? -inf : tiny, hi = side == 0 ? -tiny : inf;
-        const slope_band start = band_of(d, lo, hi);  // every slope < 0, or every slope > 0
+        // every slope < 0, or every slope > 0: counted by slope_data_of already
+        const std::pair<std::uint64_t, std::uint64_t> counts =
+            side == 0 ? std::make_pair(std::uint64_t(0), z0) : std::make_pair(z1, d.pairs - z1);
+        const slope_band start = band_of(d, lo, hi, &counts);
         ++tr.rounds;
         splitmix rng{0x73656E2D31393638ull ^ d.pairs ^ static_cast<std::uint64_t>(side)};
         const auto sample = sample_band(d, start, m, rng);
