@@ -49,6 +49,7 @@ report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const
 }  // namespace
 
 int run_runs(const runs_args& a) {
+    logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
     if (a.list_attributes) {
         print_attributes(L, a.json);
@@ -139,6 +140,7 @@ int run_report(const runs_args& a) {
         const auto problem = directory_target_problem(figure_directory(a), &only_figures);
         if (!problem.empty()) throw logratio::error("--markdown's figures: " + problem);
     }
+    logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
     const auto e = analyze_evidence(a, L);
     report_storage keep;
