@@ -18,6 +18,7 @@
 
 #include <logratio/stats/rank_tests.hpp>
 #include <logratio/stats/regression.hpp>
+#include <logratio/stats/trend_fits.hpp>
 
 namespace {
 
@@ -248,5 +249,25 @@ TEST_CASE("radix_order: the order of a sort by (value, index), ties and signed z
         std::size_t same = 0;  // and, zeros apart (-0 first in the radix order), the same permutation
         for (std::size_t i = 0; i < n; ++i) same += got[i] == want[i] || (v[got[i]] == 0 && v[want[i]] == 0);
         CHECK(same == n);
+    }
+}
+
+TEST_CASE("theil_sen_and_kendall: bitwise theil_sen and kendall_tau, one pair count") {
+    std::mt19937_64 g(91);
+    for (const std::size_t n : {std::size_t(40), std::size_t(91), std::size_t(700), std::size_t(3000)}) {
+        std::vector<double> x, y;
+        tied_data(g, n, x, y);
+        for (std::size_t i = 0; i < n; ++i) x[i] += static_cast<double>(i % 3);  // x never all equal
+        const auto both = theil_sen_and_kendall(x.data(), y.data(), n);
+        const auto t = theil_sen(x.data(), y.data(), n);
+        const auto k = kendall_tau(x.data(), y.data(), n);
+        INFO("n " << n);
+        CHECK(same_bits(both.theil_sen.slope, t.slope));
+        CHECK(same_bits(both.theil_sen.low, t.low));
+        CHECK(same_bits(both.theil_sen.high, t.high));
+        CHECK(same_bits(both.theil_sen.intercept, t.intercept));
+        CHECK(same_bits(both.kendall.tau, k.tau));
+        CHECK(same_bits(both.kendall.pvalue, k.pvalue));
+        CHECK(!std::isnan(both.kendall.pvalue));
     }
 }

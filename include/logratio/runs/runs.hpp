@@ -21,6 +21,7 @@
 #include "../stats/rank_tests.hpp"
 #include "../stats/regression.hpp"
 #include "../stats/t_tests.hpp"
+#include "../stats/trend_fits.hpp"
 #include "run_series.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -119,8 +120,9 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
         r.notes.push_back(detail::concat("run '", s.run, "': all updates have the same number: no trend"));
     } else {
         r.ols = stats::linregress(x.data(), y.data(), n, confidence);
-        r.theil_sen = stats::theil_sen(x.data(), y.data(), n, confidence);
-        r.kendall = stats::kendall_tau(x.data(), y.data(), n);
+        const auto trend = stats::theil_sen_and_kendall(x.data(), y.data(), n, confidence);
+        r.theil_sen = trend.theil_sen;
+        r.kendall = trend.kendall;
         if (n == 2) r.notes.push_back(detail::concat("run '", s.run, "' has 2 updates: no slope interval"));
         if (std::isnan(r.kendall.tau))
             r.notes.push_back(detail::concat("run '", s.run, "': constant values: Kendall's tau undefined"));

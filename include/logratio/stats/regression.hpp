@@ -191,22 +191,31 @@ inline theil_sen_fit theil_sen_reference(const double* x, const double* y, std::
 /// (slope_selection.hpp) in O(n log n) expected time and O(n) memory, and
 /// are bitwise the slopes theil_sen_reference selects. Throws when all x
 /// are equal.
-inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
-    // up to 4005 slopes: listing them is faster than any search (the same
-    // slopes, the same ranks: the same result)
-    if (n <= 90) return theil_sen_reference(x, y, n, confidence);
-    const auto d = detail::slope_data_of(x, y, n);
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95);
+
+namespace detail {
+/// theil_sen on the points of d (from slope_data_of(x, y, n), n > 90).
+inline theil_sen_fit theil_sen_of(const slope_data& d, const double* x, const double* y, std::size_t n,
+                                  double confidence) {
     const std::uint64_t m = d.pairs;
     if (m == 0) throw shape_error("theil_sen: needs two distinct x values");
-    const auto r = detail::theil_sen_ranks_of(m, n, d.x_tie_sum, d.y_tie_sum, confidence);
+    const auto r = theil_sen_ranks_of(m, n, d.x_tie_sum, d.y_tie_sum, confidence);
     std::vector<std::uint64_t> ranks = {r.median_lo, r.median_hi};
     if (r.lo < m && r.hi < m) {
         ranks.push_back(r.lo);
         ranks.push_back(r.hi);
     }
-    const auto v = detail::slopes_at_ranks(d, ranks);
+    const auto v = slopes_at_ranks(d, ranks);
     const double lo = v.size() > 2 ? v[2] : nan, hi = v.size() > 2 ? v[3] : nan;
-    return detail::theil_sen_from(m, r, v[0], v[1], lo, hi, x, y, n);
+    return theil_sen_from(m, r, v[0], v[1], lo, hi, x, y, n);
+}
+}  // namespace detail
+
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence) {
+    // up to 4005 slopes: listing them is faster than any search (the same
+    // slopes, the same ranks: the same result)
+    if (n <= 90) return theil_sen_reference(x, y, n, confidence);
+    return detail::theil_sen_of(detail::slope_data_of(x, y, n), x, y, n, confidence);
 }
 
 }  // namespace stats

@@ -74,6 +74,7 @@ struct slope_data {
     std::uint64_t nonpositive = 0;     ///< slopes <= 0 (and the pairs tied in y)
     double x_tie_sum = 0, y_tie_sum = 0;  ///< sums of k(k-1)(2k+5) over the tie groups (Sen's variance)
     bool exact_range = true;           ///< values in the range where the keys are exact
+    kendall_counts counts;             ///< Knight's pair counts of the points (Kendall's tau too)
 };
 
 inline slope_data slope_data_of(const double* x, const double* y, std::size_t n) {
@@ -117,6 +118,7 @@ inline slope_data slope_data_of(const double* x, const double* y, std::size_t n)
     d.nonpositive = d.pairs - static_cast<std::uint64_t>(c.s) - c.dis;
     d.x_tie_sum = c.x1;
     d.y_tie_sum = c.y1;
+    d.counts = c;
     return d;
 }
 
@@ -280,7 +282,7 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
     m = static_cast<std::size_t>(std::min<std::uint64_t>(m, size));
     std::vector<std::uint64_t> targets(m);
     const std::uint64_t whole = m ? size / m : 0, part = m ? size % m : 0;
-    const auto stratum = [&](std::size_t k) {  // floor(k * size / m) without overflow (k <= m <= 2^22)
+    const auto stratum = [&](std::size_t k) {  // floor(k * size / m) without overflow (k <= m <= 2^24)
         return k * whole + k * part / m;
     };
     for (std::size_t k = 0; k < m; ++k) targets[k] = stratum(k) + rng.below(stratum(k + 1) - stratum(k));

@@ -143,7 +143,7 @@ inline std::optional<shared_band> shared_band_of(const slope_data& d, const std:
         ++trace.retries;
         return std::nullopt;
     }
-    s.sample = sample_band(d, s.band, m, rng);
+    s.sample = sample_band(d, s.band, 4 * m, rng);
     ++trace.shared;
     s.lo = nlo;
     s.hi = nhi;
