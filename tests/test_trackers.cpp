@@ -272,6 +272,35 @@ TEST_CASE("step choice: the step metric logged with the metric's events (slime t
     CHECK(in.series.value == std::vector<double>{0.5, 0.25});
 }
 
+TEST_CASE("to_runs: every run and metric of a history in one call; runs without the metric left out") {
+    tr::history_set s;
+    s.input = "h";
+    s.runs.resize(3);
+    const char* names[] = {"a", "b", "c"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        s.runs[i].name = names[i];
+        s.runs[i].group = i < 2 ? "g" : "h";
+        s.runs[i].step_name = "TensorBoard step";
+    }
+    s.runs[0].metrics["m"] = {{1, 0.5}, {2, std::nan("")}};
+    s.runs[0].metrics["k"] = {{2, 7}};
+    s.runs[1].metrics["m"] = {{3, 0.25}};
+    s.runs[2].metrics["k"] = {{1, 1}};  // no "m": left out
+    const auto got = tr::to_runs(s, {"m", "k"}, logratio_cli::history_options());
+    REQUIRE(got.per_metric.size() == 2);
+    REQUIRE(got.per_metric[0].size() == 2);
+    CHECK(got.per_metric[0][0].series.update == std::vector<double>{1, 2});
+    CHECK(got.per_metric[1][0].series.value == std::vector<double>{7});
+    CHECK(got.per_metric[1][1].series.run == "b");  // no "k": an empty series, same run
+    CHECK(got.per_metric[1][1].series.update.empty());
+    REQUIRE(got.left_out.size() == 1);
+    CHECK(got.left_out[0].first == "c");
+    CHECK(got.steps_used.at("TensorBoard step") == 2);
+    REQUIRE(got.notes.size() == 2);
+    CHECK(got.notes[0] == "h: run 'c' has no 'm': left out");
+    CHECK(got.notes[1] == "h: 1 logged value(s) of 'm' in 1 run(s) are NaN: left out of the statistics");
+}
+
 TEST_CASE("--group-pattern: first capture group; unmatched runs are listed") {
     std::vector<logratio_cli::run_input> rs(3);
     rs[0].series.run = "sync run 1";

@@ -16,8 +16,9 @@ What each tracker shows, and so what the table holds:
   TensorBoard  every scalar (simple_value, or a tensor summary of the
            "scalars" plugin) by event step; a step logged twice keeps the
            later wall time, as TensorBoard's scalar chart shows the latest.
-  MLflow   every metric file's points of the live runs (deleted ones hidden,
-           as MLflow hides them), a (key, step) twice: the latest.
+  MLflow   every metric file's (or SQLite metrics row's) points of the live
+           runs (deleted ones hidden, as MLflow hides them), a (key, step)
+           twice: the latest; runs of one store sharing a name get their id.
   Trainer  every numeric log_history value but 'step' (booleans 1/0) at its
            'step', from the state recording the largest global_step.
 """
@@ -308,6 +309,41 @@ def mlflow_points(mlruns):
     return out
 
 
+# --- MLflow SQLite store -------------------------------------------------------
+# mlflow/mlflow mlflow/store/tracking/dbmodels/models.py: runs (run_uuid, name,
+# lifecycle_stage), tags (mlflow.runName), metrics (key, value, timestamp,
+# step, is_nan: NaN is stored as 0 with is_nan = 1). Deleted runs are hidden;
+# a run's name is its mlflow.runName tag, else runs.name, else the run id; a
+# (key, step) twice: the latest by (timestamp, value), as the file store.
+# Runs of one store sharing a name are told apart as "name (<first 8
+# characters of the run id>)" (docs/trackers.md, "one id rule").
+def mlflow_sqlite_points(db):
+    import sqlite3
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    names = {}
+    for run_id, name, stage in con.execute("SELECT run_uuid, name, lifecycle_stage FROM runs"):
+        if stage != "deleted":
+            names[run_id] = name or run_id
+    for run_id, value in con.execute("SELECT run_uuid, value FROM tags WHERE key = 'mlflow.runName'"):
+        if run_id in names and value:
+            names[run_id] = value
+    best = {}
+    for run_id, key, v, ts, step, is_nan in con.execute(
+            "SELECT run_uuid, key, value, timestamp, step, is_nan FROM metrics"):
+        if run_id not in names:
+            continue
+        cand = (ts, float("nan") if is_nan else v)
+        k = (run_id, key, step)
+        if k not in best or cand > best[k]:
+            best[k] = cand
+    read = {r for r, _, _ in best}
+    shared = {}
+    for r in read:
+        shared.setdefault(names[r], []).append(r)
+    label = {r: names[r] if len(shared[names[r]]) == 1 else "%s (%s)" % (names[r], r[:8]) for r in read}
+    return [(label[r], step, key, c[1]) for (r, key, step), c in best.items()]
+
+
 # --- the real files ----------------------------------------------------------
 WANDB_RUN = "wandb/conceptppo/wandb/run-20230723_093735-mxaehod4"
 TB_FILE = "events.out.tfevents.1690076260.autodl-container-71644691e8-32af8c29.1260.0"
@@ -319,6 +355,8 @@ DATASETS = [
      lambda: tensorboard_points(os.path.join(REAL, WANDB_RUN, "files", TB_FILE), "files")),
     ("mlflow_packt", "mlflow/packt-hyperparameter-tuning",
      lambda: mlflow_points(os.path.join(REAL, "mlflow/packt-hyperparameter-tuning/mlruns"))),
+    ("mlflow_sqlite_crypto", "mlflow_sqlite/crypto-trading-backtesting/mlflow.db",
+     lambda: mlflow_sqlite_points(os.path.join(REAL, "mlflow_sqlite/crypto-trading-backtesting/mlflow.db"))),
     ("trainer_bart_samsum", "trl/bart-large-cnn-samsum",
      lambda: trainer_points(os.path.join(REAL, "trl/bart-large-cnn-samsum"), "bart-large-cnn-samsum")),
 ]

@@ -50,7 +50,8 @@
 // Veto tau: rollout_is_veto_fraction = #{s: some delta < log tau} / S,
 //   rollout_is_catastrophic_token_fraction = #{delta < log tau} / N.
 // Off-policy:
-//   kl = -sum delta / N; k3_kl = sum (exp(delta) - 1 - delta) / N (delta unclamped);
+//   kl = -sum delta / N; kl_k3 = sum (exp(delta) - 1 - delta) / N (delta unclamped, as verl; key
+//   "k3_kl", verl's name: the terms are detail/token_terms.hpp's k3_term);
 //   training_ppl = seq mean of exp(-mean_s l_T); training_log_ppl = seq mean of -mean_s l_T;
 //   rollout_ppl, rollout_log_ppl the same with l_E;
 //   log_ppl_diff_s = mean_s l_E - mean_s l_T: log_ppl_diff / _abs_diff / _max / _min
@@ -104,7 +105,7 @@ struct rs_metrics {
 
 struct offpolicy_metrics {
     static constexpr double nan = undefined;
-    double kl = nan, k3_kl = nan, training_ppl = nan, training_log_ppl = nan, rollout_ppl = nan,
+    double kl = nan, kl_k3 = nan, training_ppl = nan, training_log_ppl = nan, rollout_ppl = nan,
            rollout_log_ppl = nan;
     double log_ppl_diff = nan, log_ppl_abs_diff = nan, log_ppl_diff_max = nan, log_ppl_diff_min = nan,
            ppl_ratio = nan;
@@ -186,7 +187,7 @@ inline std::vector<std::pair<std::string, double>> correction_entries(const corr
     put("training_ppl", o.training_ppl);
     put("training_log_ppl", o.training_log_ppl);
     put("kl", o.kl);
-    put("k3_kl", o.k3_kl);
+    put("k3_kl", o.kl_k3);  // verl's key for SPEC's kl_k3 (docs/architecture.md, "Names")
     put("rollout_ppl", o.rollout_ppl);
     put("rollout_log_ppl", o.rollout_log_ppl);
     put("log_ppl_diff", o.log_ppl_diff);
@@ -446,7 +447,7 @@ public:
         }
         offpolicy_metrics& p = r.offpolicy;
         p.kl = -sum_delta / N;
-        p.k3_kl = sum_k3 / N;
+        p.kl_k3 = sum_k3 / N;
         p.chi2_token = sum_chi2 / N;
         p.training_ppl = sum_train_ppl / S;
         p.training_log_ppl = sum_train_log_ppl / S;

@@ -9,10 +9,8 @@
 // Cost: the kernel's validation pass plus this pass (two reads of each
 // sequence's log-probs and mask, one write of its weights and mask; scalar
 // std::exp per token, one thread); slime's batch normalisation adds one more
-// pass over the weights. Measured (256 x 4096 tokens, -O2, SSE2, a loaded
-// 2-core machine, best of 7): verl --is token 9.9 ns/token; trl:sequence_mask
-// 17; slime:tis 32; trl:token_truncate 43; slime:mis-clip-token with rs, veto
-// and batch normalisation 72 (three exp per token).
+// pass over the weights. What that costs per token, by mode:
+// docs/benchmarks.md ("Framework flavours").
 //
 // Definitions (delta = l_T - l_E in double from the inputs; rho = exp(delta);
 // rho_c = exp(clamp(., +-20)); n_s the masked-in tokens of sequence s):
@@ -80,6 +78,7 @@
 #include "../core/limits.hpp"
 #include "flavour_options.hpp"
 #include "../core/view.hpp"
+#include "../detail/token_terms.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 
@@ -138,13 +137,13 @@ struct seq_sums {
     void read(const paired_view<T, M>& v, std::uint64_t b, std::uint64_t e, double log_veto) {
         for (std::uint64_t i = b; i < e; ++i) {
             if (!v.counts(i)) continue;
-            const double t = to_double(v.train()[i]), r = to_double(v.rollout()[i]), x = t - r;
+            const double t = to_double(v.train()[i]), r = to_double(v.rollout()[i]), x = detail::token_delta(t, r);
             ++n;
             lt += t;
             le += r;
             d += x;
             abs_d += std::fabs(x);
-            k3 += std::expm1(x) - x;
+            k3 += detail::k3_term(std::expm1(x), x);  // unclamped, as slime
             const double rc = exp_safe(x);
             rho2 += rc * rc;
             catastrophic = catastrophic || x < log_veto;

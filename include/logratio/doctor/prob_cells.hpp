@@ -21,7 +21,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../detail/panel_kernel.hpp"
+#include "../detail/batches.hpp"
 #include "../detail/widen.hpp"
 #include "breakdowns.hpp"
 

@@ -43,7 +43,8 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include "../detail/panel_kernel.hpp"
+#include "../detail/batches.hpp"
+#include "../detail/token_terms.hpp"
 #include "../detail/parallel.hpp"
 #include "../detail/simd.hpp"
 #include "../core/dtype.hpp"
@@ -161,18 +162,9 @@ struct scan_state {
 
 namespace detail {
 
-/// e^d − 1 − d (d clamped to ±20 as the panel does).
-inline double k3_term(double d) noexcept {
-    if (std::fabs(d) <= 0.0625) {
-        // d^2 (1/2! + d/3! + ... + d^5/7!), Estrin's scheme (short dependency
-        // chain); remainder < 2 d^6 / 8! relative: < 3e-12 at |d| = 1/16
-        const double d2 = d * d;
-        const double p = (0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040)));
-        return d2 * p;
-    }
-    const double c = logratio::detail::clamp_delta(d);
-    return std::expm1(c) - c;
-}
+/// e^d − 1 − d (d clamped to ±20 as the panel does): the series below
+/// |d| = 1/16, expm1 beyond (detail/token_terms.hpp, with its error bound).
+inline double k3_term(double d) noexcept { return logratio::detail::k3_term_of(d); }
 
 /// Minimum counts of the desync change point (see checks/desync.hpp).
 constexpr std::size_t desync_min_side = 4;
@@ -910,13 +902,13 @@ inline void scan_bucket(scan_scratch& w, scan_state& st, int pb, std::size_t k0,
     std::uint64_t nneg = 0, npos = 0, ntail = 0;  // counts by popcount: off the vector ports
     std::size_t k = k0;
     for (; k + L <= k1; k += L) {
-        const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k), d = t - r, ad = xsimd::abs(d);
-        const B d2 = d * d;
-        B k3 = d2 * ((0.5 + d * (1.0 / 6)) + d2 * ((1.0 / 24 + d * (1.0 / 120)) + d2 * (1.0 / 720 + d * (1.0 / 5040))));
+        const B t = B::load_unaligned(tp + k), r = B::load_unaligned(rp + k);
+        const B d = logratio::detail::token_delta(t, r), ad = xsimd::abs(d);
+        B k3 = logratio::detail::k3_series(d);
         if (xsimd::any(ad > small)) {  // rare: the exact term beyond |δ| = 1/16, inline (a call
             // would make every accumulator of this loop live in memory: zmm registers are caller-saved)
-            const B c = xsimd::min(xsimd::max(d, B(-logratio::detail::clamp_log_ratio)), B(logratio::detail::clamp_log_ratio));
-            k3 = xsimd::select(ad > small, ops::expm1(c) - c, k3);
+            const B c = logratio::detail::clamped_delta(d);
+            k3 = xsimd::select(ad > small, logratio::detail::k3_term(logratio::detail::ratio_minus_one(c), c), k3);
         }
         const B ok = B::load_unaligned(okp + k);
         queue_batch(qp, queued, ok, d, k3, cellp + k);

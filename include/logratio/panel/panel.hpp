@@ -6,12 +6,12 @@
 //   acc.merge(other);                                   // threads, ranks, batches
 //   panel p = acc.finish();                             // the SPEC values
 //
-// Formulas: panel_accumulator.hpp. Kernel: detail/panel_kernel.hpp.
+// Formulas: panel_accumulator.hpp. Kernel: panel/detail/panel_kernel.hpp.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "../detail/panel_kernel.hpp"
+#include "detail/panel_kernel.hpp"
 #include "../detail/parallel.hpp"
 #include "panel_accumulator.hpp"
 #include "../core/view.hpp"

@@ -1,10 +1,11 @@
 #pragma once
 // The ratio panel's value types: options, the finished panel, and the
-// mergeable accumulator. (The one-pass computation is in panel.hpp.)
+// mergeable accumulator. (The one-pass computation is in panel.hpp; the key
+// spellings in panel_keys.hpp; the wire format in panel_wire.hpp.)
 //
 // This header is where each metric's formula lives (panel_accumulator::finish
 // turns the accumulated sums into SPEC's values); the per-token terms that are
-// summed are listed in detail/panel_kernel.hpp. delta = l_T - l_E = log rho,
+// summed are listed in detail/panel_kernel.hpp (defined in ../detail/token_terms.hpp). delta = l_T - l_E = log rho,
 // dc = clamp(delta, -20, 20), e = expm1(dc) = rho - 1. Sums run over the
 // masked-in tokens M (N = |M|) and the S sequences with at least one of them.
 //
@@ -110,58 +111,6 @@ struct panel {
     /// Exact quantiles (opt-in second pass, see quantiles.hpp): (p, value).
     std::vector<std::pair<double, double>> delta_quantiles, abs_delta_quantiles;
 };
-
-/// Formats a threshold or probability as SPEC spells it in a key (%g).
-inline std::string format_g(double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", x);
-    return buf;
-}
-
-/// The panel as (SPEC key, value) pairs in SPEC's order; absent values
-/// (N = 0) are std::nullopt. The one place where key spellings live.
-inline std::vector<std::pair<std::string, std::optional<double>>> panel_entries(const panel& p) {
-    std::vector<std::pair<std::string, std::optional<double>>> out;
-    auto put = [&](std::string key, double v) {
-        out.emplace_back(std::move(key), p.tokens == 0 ? std::nullopt : std::optional<double>(v));
-    };
-    out.emplace_back("tokens", static_cast<double>(p.tokens));
-    out.emplace_back("sequences", static_cast<double>(p.sequences));
-    put("delta_mean", p.delta_mean);
-    put("delta_abs_mean", p.delta_abs_mean);
-    put("delta_std", p.delta_std);
-    put("delta_min", p.delta_min);
-    put("delta_max", p.delta_max);
-    put("delta_abs_max", p.delta_abs_max);
-    put("ratio_mean", p.ratio_mean);
-    put("ratio_std", p.ratio_std);
-    put("ratio_min", p.ratio_min);
-    put("ratio_max", p.ratio_max);
-    put("kl_k1", p.kl_k1);
-    put("kl_k2", p.kl_k2);
-    put("kl_k3", p.kl_k3);
-    put("kl_reverse", p.kl_reverse);
-    put("chi2", p.chi2);
-    put("tv", p.tv);
-    put("ess_fraction", p.ess_fraction);
-    put("train_logprob_mean", p.train_logprob_mean);
-    put("rollout_logprob_mean", p.rollout_logprob_mean);
-    put("train_ppl", p.train_ppl);
-    put("rollout_ppl", p.rollout_ppl);
-    put("seq_log_ratio_mean", p.seq_log_ratio_mean);
-    put("seq_log_ratio_std", p.seq_log_ratio_std);
-    put("seq_log_ratio_min", p.seq_log_ratio_min);
-    put("seq_log_ratio_max", p.seq_log_ratio_max);
-    put("seq_geo_log_ratio_mean", p.seq_geo_log_ratio_mean);
-    put("seq_geo_log_ratio_std", p.seq_geo_log_ratio_std);
-    put("seq_geo_log_ratio_min", p.seq_geo_log_ratio_min);
-    put("seq_geo_log_ratio_max", p.seq_geo_log_ratio_max);
-    for (std::size_t i = 0; i < p.abs_delta_thresholds.size(); ++i)
-        put("frac_abs_delta_gt_" + format_g(p.abs_delta_thresholds[i]), p.frac_abs_delta_gt[i]);
-    for (const auto& q : p.delta_quantiles) put("delta_q" + format_g(q.first), q.second);
-    for (const auto& q : p.abs_delta_quantiles) put("abs_delta_q" + format_g(q.first), q.second);
-    return out;
-}
 
 /// The mergeable one-pass state of the panel. Plain values only; merge() is
 /// associative and commutative up to floating-point rounding, and the result
@@ -277,62 +226,13 @@ struct panel_accumulator {
         return p;
     }
 
-    // ---- serialization: "LRPA", u16 version, then fixed little-endian fields.
+    // ---- serialization: "LRPA", u16 version, then fixed little-endian fields
+    // (the wire format: panel_wire.hpp).
     static constexpr std::uint16_t format_version = 1;
-
-    /// The serialized fields after the header and the threshold count, in
-    /// wire order: f(field) on each (serialize writes them, deserialize
-    /// reads them -- one list).
     template <class Self, class F>
-    static void visit_fields(Self& a, F&& f) {
-        f(a.tokens);
-        f(a.nonfinite_tokens);
-        f(a.sum_train);
-        f(a.sum_rollout);
-        f(a.delta);
-        f(a.ratio_m1);
-        f(a.sum_abs_delta);
-        f(a.sum_k3);
-        f(a.sum_reverse);
-        f(a.sum_tv);
-        f(a.abs_max);
-        f(a.abs_max_at);
-        f(a.seq_log);
-        f(a.seq_geo);
-        f(a.sum_train_ppl);
-        f(a.sum_rollout_ppl);
-        for (std::uint32_t i = 0; i < a.num_thresholds; ++i) {
-            f(a.thresholds[i]);
-            f(a.above[i]);
-        }
-    }
-
-    std::vector<std::uint8_t> serialize() const {
-        detail::byte_writer w;
-        w.raw("LRPA", 4);
-        w.u16(format_version);
-        w.u16(static_cast<std::uint16_t>(num_thresholds));
-        visit_fields(*this, [&](const auto& x) { detail::put(w, x); });
-        return w.take();
-    }
-
-    static panel_accumulator deserialize(const void* data, std::size_t size) {
-        detail::byte_reader r(data, size, "panel_accumulator");
-        r.expect_header("LRPA", format_version);
-        panel_accumulator a;
-        const std::uint16_t nt = r.u16();
-        if (nt > panel_options::max_thresholds)
-            r.fail(detail::concat(nt, " thresholds, at most ", panel_options::max_thresholds));
-        a.num_thresholds = nt;
-        visit_fields(a, [&](auto& x) { detail::get(r, x); });
-        r.expect_end();
-        for (std::uint32_t i = 0; i < nt; ++i)
-            if (a.above[i] > a.tokens) r.fail("threshold count exceeds token count");
-        if (a.delta.n != a.tokens || a.ratio_m1.n != a.tokens || a.seq_log.n != a.seq_geo.n ||
-            a.seq_log.n > a.tokens)
-            r.fail("inconsistent counts");
-        return a;
-    }
+    static void visit_fields(Self& a, F&& f);
+    std::vector<std::uint8_t> serialize() const;
+    static panel_accumulator deserialize(const void* data, std::size_t size);
     static panel_accumulator deserialize(const std::vector<std::uint8_t>& bytes) {
         return deserialize(bytes.data(), bytes.size());
     }
@@ -340,3 +240,7 @@ struct panel_accumulator {
 };
 
 LOGRATIO_NAMESPACE_END
+
+// The key spellings and the wire format, apart from the formulas above.
+#include "panel_keys.hpp"
+#include "panel_wire.hpp"

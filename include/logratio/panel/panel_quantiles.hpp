@@ -36,7 +36,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../detail/panel_kernel.hpp"
+#include "detail/panel_kernel.hpp"
 #include "../detail/parallel.hpp"
 #include "../quantiles/quantiles.hpp"
 #include "panel.hpp"

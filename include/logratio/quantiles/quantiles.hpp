@@ -20,7 +20,7 @@
 #include "../core/dtype.hpp"
 #include "../core/error.hpp"
 #include "../detail/huge_array.hpp"
-#include "../detail/panel_kernel.hpp"
+#include "../detail/batches.hpp"
 #include "../detail/simd.hpp"
 #include "../detail/widen.hpp"
 #include "../core/limits.hpp"

@@ -12,7 +12,6 @@
 #include "../io/export_reader.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
-#include "../output/panel_table.hpp"
 #include "reconcile_sides.hpp"
 
 namespace logratio_cli::reconcile_detail {

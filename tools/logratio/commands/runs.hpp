@@ -1,10 +1,11 @@
 #pragma once
 // `logratio runs` and `logratio report`: from panel tables, tracker
 // histories or directories of dumps to run statistics, a verdict and an
-// HTML report. runs.cpp registers the options; the steps (runs_steps.hpp):
-// runs_load.cpp reads the inputs into runs (no statistics), runs_report.cpp
-// builds the report's parts from the dumps, runs_analyze.cpp runs the
-// statistics (Boost.Math) and prints or writes the results.
+// HTML report. runs.cpp registers the options; the stages (runs_steps.hpp,
+// docs/architecture.md "Data flow of `runs` and `report`"): runs_load.cpp
+// reads the inputs into one runs table (no statistics), runs_evidence.cpp and
+// runs_report.cpp analyse it into one evidence value, runs_render.cpp and
+// output/ render it; runs_analyze.cpp calls them in order.
 #include <cstddef>
 #include <optional>
 #include <string>

@@ -1,5 +1,6 @@
-// `logratio runs` / `report`: the inputs loaded, analysed once (the
-// evidence), then printed and written.
+// `logratio runs` / `report`: the stages in order (runs_steps.hpp) -- the
+// inputs loaded into one runs table, analysed once into the evidence value,
+// which every output then renders.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -22,32 +23,6 @@ namespace logratio_cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-/// The verdict lines with the source line (which runs count) first.
-std::vector<std::string> verdict_with_source(const runs_args& a, const loaded_runs& L, const evidence& e) {
-    auto v = verdict_lines(L.metric, e.metrics[0].analysis, 0.95, axis_name(L));
-    v[0] = source_line(L, e);
-    const auto ax = axis_line(a, L);
-    if (!ax.empty()) v.insert(v.begin() + 1, "  " + ax);
-    const auto s = strata_line(e);
-    if (!s.empty()) v.push_back("  " + s);
-    return v;
-}
-
-/// The report's model inputs: the dumps' parts (runs_report.cpp), the
-/// verdict with its source line, the analysis sections.
-report_inputs full_report_inputs(const runs_args& a, const loaded_runs& L, const evidence& e,
-                                 report_storage& h) {
-    auto r = report_inputs_of(a, L, e.metrics[0].analysis, h);
-    r.verdict = verdict_with_source(a, L, e);
-    r.source_line = r.verdict[0];
-    r.analysis_sections = analysis_sections(L, e);
-    return r;
-}
-
-}  // namespace
-
 int run_runs(const runs_args& a) {
     logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
@@ -55,16 +30,13 @@ int run_runs(const runs_args& a) {
         print_attributes(L, a.json);
         return 0;
     }
-    const auto e = analyze_evidence(a, L);
-    if (!a.html.empty()) {
-        report_storage h;
-        write_atomically(a.html, html_report(full_report_inputs(a, L, e, h)));
-    }
+    const auto e = evidence_of(a, L, !a.html.empty());
+    if (!a.html.empty()) write_atomically(a.html, html_report(e));
     if (a.json) {
-        std::cout << evidence_json_text(a, L, e) << "\n";
+        std::cout << evidence_json_text(e) << "\n";
         return 0;
     }
-    print_evidence(L, e);
+    print_evidence(e);
     return 0;
 }
 
@@ -78,16 +50,16 @@ reconcile_options reconcile_options_of(const runs_args& a) {
     return o;
 }
 
-void print_report_lines(const report_inputs& r, const loaded_runs& L) {
-    for (const auto& l : r.verdict) std::printf("%s\n", l.c_str());
-    if (!r.split.empty()) std::printf("numeric mismatch vs policy lag:\n");
-    for (const auto& l : r.split) std::printf("%s\n", l.c_str());
+void print_report_lines(const evidence& e) {
+    for (const auto& l : e.report.verdict) std::printf("%s\n", l.c_str());
+    if (!e.report.split.empty()) std::printf("numeric mismatch vs policy lag:\n");
+    for (const auto& l : e.report.split) std::printf("%s\n", l.c_str());
     std::size_t zero = 0;
-    for (const auto& x : L.runs) zero += x.zero_grad_norm.size();
+    for (const auto& x : *e.runs) zero += x.zero_grad_norm.size();
     if (!zero) return;
     std::string where;
     std::size_t shown = 0;
-    for (const auto& x : L.runs)
+    for (const auto& x : *e.runs)
         for (double u : x.zero_grad_norm)
             if (shown++ < 8) where += (where.empty() ? "" : ", ") + x.series.run + " update " + fmt(u, "%g");
     std::printf("  %zu update(s) with zero gradient norm (kept, listed in the report): %s%s\n", zero, where.c_str(),
@@ -142,9 +114,7 @@ int run_report(const runs_args& a) {
     }
     logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
-    const auto e = analyze_evidence(a, L);
-    report_storage keep;
-    auto r = full_report_inputs(a, L, e, keep);
+    auto e = evidence_of(a, L, true);
     std::optional<reconcile_result> rec;
     std::vector<input_record> reconciled;
     if (!a.reconcile.empty()) {
@@ -156,23 +126,23 @@ int run_report(const runs_args& a) {
         b.files = files_read_between(mark, files_read_count());
         b.notes = rec->notes;
         reconciled.push_back(std::move(b));
-        r.source_sections.push_back(reconcile_section(a.reconcile, *rec));
+        e.report.source_sections.push_back(reconcile_section(a.reconcile, *rec));
     }
-    if (!a.export_dir.empty()) r.source_sections.push_back(export_section(a.export_dir));
+    if (!a.export_dir.empty()) e.report.source_sections.push_back(export_section(a.export_dir));
     // every output is made before any is put in place: an error leaves none
     const std::string out = a.html.empty() ? std::string("logratio-report.html") : a.html;
     atomic_file html(out);
-    html.write(html_report(r));
+    html.write(html_report(e));
     std::optional<atomic_file> md;
-    const auto figures = report_figures(r);
+    const auto figures = report_figures(e);
     if (!a.markdown.empty()) {
         md.emplace(a.markdown);
-        md->write(markdown_report(r, figure_link(a)));
+        md->write(markdown_report(e, figure_link(a)));
     }
     if (!a.export_dir.empty()) {
         std::vector<std::pair<std::string, std::string>> extra;
         if (rec) extra.push_back({"reconcile.json", reconcile_json(*rec) + "\n"});
-        write_export(a, L, e, evidence_json_text(a, L, e), figures, extra, reconciled);
+        write_export(a, L, e, evidence_json_text(e), figures, extra, reconciled);
     } else if (md) {
         atomic_directory dir(figure_directory(a), &only_figures);
         for (const auto& [name, svg] : figures) dir.write(name, svg);
@@ -180,7 +150,7 @@ int run_report(const runs_args& a) {
     }
     html.commit();
     if (md) md->commit();
-    print_report_lines(r, L);
+    print_report_lines(e);
     if (rec)
         std::printf("  %s; on one side only: %zu field(s) and %zu run(s) of the inputs, %zu field(s) and %zu run(s) of %s\n",
                     reconcile_summary(*rec).c_str(), rec->only_a.size(), rec->runs_only_a.size(), rec->only_b.size(),

@@ -137,49 +137,49 @@ std::string count(std::size_t n, const char* one, const char* many) {
 
 }  // namespace
 
-std::string source_line(const loaded_runs& L, const evidence& e) {
+std::string source_line(const evidence& e) {
     const auto& an = e.metrics[0].analysis;
     std::size_t updates = 0;
     for (const auto& r : an.runs) updates += r.updates;
-    std::string s = "metric " + L.metric + ": " + count(an.runs.size(), "run", "runs") + ", " +
+    std::string s = "metric " + e.metric + ": " + count(an.runs.size(), "run", "runs") + ", " +
                     count(updates, "update", "updates") + " (";
     for (std::size_t i = 0; i < an.groups.size(); ++i)
         s += (i ? "; " : "") + an.groups[i].group + ": " + count(an.groups[i].runs, "run", "runs") + ", " +
              count(an.groups[i].updates, "update", "updates");
     s += ")";
-    if (L.min_updates) s += ", each run with >= " + std::to_string(L.min_updates) + " updates carrying it";
+    if (e.min_updates) s += ", each run with >= " + std::to_string(e.min_updates) + " updates carrying it";
     if (!e.by.empty()) {
         const auto lacking = std::count_if(e.strata.begin(), e.strata.end(), [](const stratum& x) { return x.missing_key; });
         s += "; spanning " + count(e.strata.size() - static_cast<std::size_t>(lacking), "value", "values") + " of " + e.by;
         if (lacking) s += " (and " + count(e.strata.back().runs.size(), "run", "runs") + " without it)";
     }
-    if (!L.left_out.empty()) {
-        s += "; " + count(L.left_out.size(), "run", "runs") + " left out (";
-        for (std::size_t i = 0; i < L.left_out.size(); ++i) {
+    if (!e.left_out.empty()) {
+        s += "; " + count(e.left_out.size(), "run", "runs") + " left out (";
+        for (std::size_t i = 0; i < e.left_out.size(); ++i) {
             if (i == 5) {
                 s += ", ...";
                 break;
             }
-            s += (i ? ", " : "") + L.left_out[i].run + ": " + L.left_out[i].reason;
+            s += (i ? ", " : "") + e.left_out[i].run + ": " + e.left_out[i].reason;
         }
         s += ")";
     }
     return s;
 }
 
-std::string axis_name(const loaded_runs& L) { return L.axis.substr(0, L.axis.find(" (")); }
+std::string axis_name(const std::string& axis) { return axis.substr(0, axis.find(" (")); }
 
-std::string axis_line(const runs_args& a, const loaded_runs& L) {
-    if (L.axis == "update") return "";
+std::string axis_line(const runs_args& a, const std::string& axis) {
+    if (axis == "update") return "";
     const double off = a.history.update_offset;
-    std::string s = "step axis: update = " + axis_name(L);
+    std::string s = "step axis: update = " + axis_name(axis);
     if (off != 0) {
         char b[32];
         std::snprintf(b, sizeof b, " %c %g", off < 0 ? '-' : '+', std::fabs(off));
         s += b;
     }
-    const auto paren = L.axis.find(" (");
-    if (paren != std::string::npos) s += L.axis.substr(paren);
+    const auto paren = axis.find(" (");
+    if (paren != std::string::npos) s += axis.substr(paren);
     if (a.history.steps_per_batch > 1)
         s += "; rollout batch = floor(step / " + std::to_string(a.history.steps_per_batch) + ")" +
              (a.position ? ", position " + std::to_string(*a.position) + " kept" : "");

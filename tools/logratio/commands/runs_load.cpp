@@ -17,7 +17,7 @@
 #include "../io/sha256.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
-#include "../output/panel_table.hpp"
+#include "../io/dumps.hpp"
 #include "runs_steps.hpp"
 
 namespace logratio_cli {
@@ -28,6 +28,7 @@ struct read_input_t {
     std::string path;
     trackers::detected_input d;
     std::optional<export_data> exported;
+    std::vector<dump_panel> panels;  ///< a directory of dumps: every dump's panel (read_stage)
     std::size_t files_mark = 0, files_end = 0;
 };
 
@@ -119,9 +120,9 @@ void table_metric_names(const text_table& t, std::vector<std::string>& out) {
 }
 
 /// --metrics all: every metric some input has with 2 or more values.
-std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, const runs_args& a,
-                                          const std::vector<dump_panel>& dumps) {
+std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, const runs_args& a) {
     std::vector<std::string> out;
+    const dump_panel* first_dump = nullptr;
     for (const auto& in : ins) {
         if (in.exported) {
             for (const auto& m : in.exported->metrics) out.push_back(m.metric);
@@ -130,79 +131,33 @@ std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, 
         } else if (in.d.kind == trackers::detected_input::long_table) {
             table_metric_names(in.d.table, out);
         }
+        if (!first_dump && !in.panels.empty()) first_dump = &in.panels.front();
     }
-    if (!dumps.empty())
-        for (const auto& e : dump_columns(dumps.front(), dumps.front().split.has_value()))
+    if (first_dump)
+        for (const auto& e : dump_columns(*first_dump, first_dump->split.has_value()))
             if (std::find(out.begin(), out.end(), e.first) == out.end()) out.push_back(e.first);
     return out;
 }
 
-/// NaN values a history logged for the metrics analysed (a diverged step, a
-/// tracker's "NaN"): they are no value, left out of every statistic -- and
-/// counted here, per metric, so that none is dropped without a word.
-void nan_value_notes(const trackers::history_set& set, const std::vector<std::string>& metrics,
-                     std::vector<std::string>& notes) {
-    for (const auto& metric : metrics) {
-        std::size_t nans = 0, runs = 0;
-        for (const auto& h : set.runs) {
-            const auto m = h.metrics.find(metric);
-            if (m == h.metrics.end()) continue;
-            const auto n = static_cast<std::size_t>(
-                std::count_if(m->second.begin(), m->second.end(), [](const trackers::point& p) { return std::isnan(p.value); }));
-            nans += n;
-            runs += n > 0;
-        }
-        if (nans)
-            notes.push_back(logratio::detail::concat(set.input, ": ", nans, " logged value(s) of '", metric, "' in ", runs,
-                                                     " run(s) are NaN: left out of the statistics"));
-    }
-}
-
 /// The runs of one tracker history for the mismatch metric and each other
-/// metric; says on stderr which reader took the input.
+/// metric (trackers::to_runs, one call over its runs); says on stderr which
+/// reader took the input.
 void runs_from_history(const runs_args& a, const trackers::history_set& set, const std::vector<std::string>& metrics,
                        loaded_runs& L, std::vector<std::vector<run_input>>& per_metric, std::vector<std::string>& notes) {
-    std::map<std::string, std::size_t> steps_used;
-    std::size_t taken = 0;
-    for (const auto& h : set.runs) {
-        if (!h.metrics.count(metrics[0])) {
-            notes.push_back(set.input + ": run '" + h.name + "' has no '" + metrics[0] + "': left out");
-            L.left_out.push_back({h.name, "no '" + metrics[0] + "'"});
-            continue;
-        }
-        // every metric on the mismatch metric's step axis: a W&B metric logged
-        // at other events (validation) would otherwise pick no step of its own
-        history_options o = a.history;
-        for (std::size_t m = 0; m < metrics.size(); ++m) {
-            run_input r;
-            if (m == 0 || h.metrics.count(metrics[m])) {
-                std::string step;
-                r = trackers::run_from_history(h, metrics[m], o, step);
-                if (m == 0) {
-                    ++steps_used[step];
-                    if (o.step_column.empty() && trackers::counts_logging_events(h.step_name))
-                        o.step_column = step.substr(0, step.find(" ("));
-                }
-            } else {
-                r.series.run = h.name;
-                r.series.group = h.group;
-                r.attributes = h.attributes;
-            }
-            if (set.runs.size() == 1 && !a.history.run.empty()) r.series.run = a.history.run;
-            if (set.runs.size() == 1 && !a.history.group.empty()) r.series.group = a.history.group;
-            per_metric[m].push_back(std::move(r));
-        }
-        ++taken;
-    }
-    nan_value_notes(set, metrics, notes);
+    auto got = trackers::to_runs(set, metrics, a.history);
+    for (auto& [run, why] : got.left_out) L.left_out.push_back({std::move(run), std::move(why)});
+    notes.insert(notes.end(), got.notes.begin(), got.notes.end());
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+        for (auto& r : got.per_metric[m]) per_metric[m].push_back(std::move(r));
     std::string how;
+    const auto& steps_used = got.steps_used;
     for (const auto& [st, n] : steps_used)
         how += (how.empty() ? "" : ", ") + st + (steps_used.size() > 1 ? " (" + std::to_string(n) + " runs)" : "");
     if (steps_used.size() == 1) L.axis = steps_used.begin()->first;
     else if (steps_used.size() > 1) L.axis = "step";
     std::fprintf(stderr, "read %zu run(s) from %s %s%s\n", set.runs.size(), set.reader.c_str(), set.input.c_str(),
                  how.empty() ? "" : ("; step: " + how).c_str());
-    if (taken == 0) throw logratio::error(set.input + ": no run has the metric '" + metrics[0] + "'");
+    if (got.per_metric[0].empty()) throw logratio::error(set.input + ": no run has the metric '" + metrics[0] + "'");
     notes.insert(notes.end(), set.notes.begin(), set.notes.end());
 }
 
@@ -347,7 +302,7 @@ bool logs_a_mismatch_metric(const std::vector<const trackers::history_set*>& set
 
 /// The mismatch metric first, then --metrics (deduplicated, in order).
 std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<read_input_t>& ins,
-                                        const std::vector<dump_panel>& dumps, std::vector<std::string>& notes) {
+                                        std::vector<std::string>& notes) {
     std::vector<const trackers::history_set*> sets;
     std::string exported_metric;
     for (const auto& d : ins)
@@ -359,7 +314,7 @@ std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<re
                                : sets.empty()             ? table_metric(ins, notes)
                                : any                      ? most_logged_metric(sets)
                                                           : trackers::choose_metric(sets, "", notes)};
-    const auto more = wants_all_metrics(a) ? all_metric_names(ins, a, dumps) : a.metrics;
+    const auto more = wants_all_metrics(a) ? all_metric_names(ins, a) : a.metrics;
     for (const auto& x : more)
         if (std::find(m.begin(), m.end(), x) == m.end()) m.push_back(x);
     return m;
@@ -367,8 +322,7 @@ std::vector<std::string> chosen_metrics(const runs_args& a, const std::vector<re
 
 /// Each input's runs for every metric (per_metric[m] over the inputs, in
 /// the order given: the first two groups are compared).
-void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const std::vector<std::vector<dump_panel>>& ds,
-                    const std::vector<std::string>& metrics, loaded_runs& L,
+void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const std::vector<std::string>& metrics, loaded_runs& L,
                     std::vector<std::vector<run_input>>& per_metric, std::vector<std::string>& notes) {
     for (std::size_t i = 0; i < ins.size(); ++i) {
         auto& in = ins[i];
@@ -384,9 +338,9 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
             for (const auto& [run, why] : in.exported->left_out) L.left_out.push_back({run, why});
         } else if (in.d.kind == trackers::detected_input::dumps) {
             rec.reader = "dumps";
-            rec.records = ds[i].size();
-            for (std::size_t m = 0; m < metrics.size(); ++m) got[m] = runs_from_dumps(ds[i], metrics[m]);
-            L.dumps.insert(L.dumps.end(), ds[i].begin(), ds[i].end());
+            rec.records = in.panels.size();
+            for (std::size_t m = 0; m < metrics.size(); ++m) got[m] = runs_from_dumps(in.panels, metrics[m]);
+            L.dumps.insert(L.dumps.end(), in.panels.begin(), in.panels.end());
         } else if (in.d.kind == trackers::detected_input::long_table) {
             if (!a.history.step_column.empty())
                 throw logratio::error(in.path + ": --step-column applies to logging-history exports; this is a long-format table");
@@ -407,7 +361,7 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
         rec.files = files_read_between(in.files_mark, in.files_end);
         // dumps are read after every input was detected (in parallel): their files are the dumps
         if (!in.exported && in.d.kind == trackers::detected_input::dumps)
-            for (const auto& d : ds[i]) rec.files.push_back(d.path);
+            for (const auto& d : in.panels) rec.files.push_back(d.path);
         L.inputs.push_back(std::move(rec));
         for (std::size_t m = 0; m < metrics.size(); ++m)
             per_metric[m].insert(per_metric[m].end(), std::make_move_iterator(got[m].begin()),
@@ -578,27 +532,34 @@ points_read load_points(const runs_args& a) {
     return out;
 }
 
-loaded_runs load_runs(const runs_args& a) {
+namespace {
+
+/// Stage 1, the read: every input read once (tracker histories, long tables,
+/// exports), same-named runs told apart, each directory of dumps read into
+/// panels (io/dumps.hpp; in parallel, after every input was detected).
+std::vector<read_input_t> read_stage(const runs_args& a, std::vector<std::string>& notes) {
+    auto ins = read_inputs(a);
+    tell_runs_apart(ins, notes);
+    for (auto& in : ins)
+        if (!in.exported && in.d.kind == trackers::detected_input::dumps)
+            in.panels = panels_of_directory(in.path, a.pattern, logratio::panel_options(), a.threads);
+    return ins;
+}
+
+/// Stage 2, the runs table: the metrics chosen, every input's runs for each
+/// (histories through trackers::to_runs, one call per history), groups
+/// settled once over all runs, --position and --min-updates applied.
+loaded_runs runs_table(const runs_args& a, std::vector<read_input_t> ins, std::vector<std::string>& notes) {
     loaded_runs L;
     L.min_updates = a.min_updates;
     L.compare = a.compare;
-    std::vector<std::string> notes;
-    auto ins = read_inputs(a);
-    tell_runs_apart(ins, notes);
-    std::vector<std::vector<dump_panel>> ds(ins.size());
-    std::vector<dump_panel> all_dumps;
-    for (std::size_t i = 0; i < ins.size(); ++i)
-        if (!ins[i].exported && ins[i].d.kind == trackers::detected_input::dumps) {
-            ds[i] = panels_of_directory(ins[i].path, a.pattern, logratio::panel_options(), a.threads);
-            all_dumps.insert(all_dumps.end(), ds[i].begin(), ds[i].end());
-        }
-    auto metrics = chosen_metrics(a, ins, all_dumps, notes);
+    auto metrics = chosen_metrics(a, ins, notes);
     L.metric = metrics[0];
     if (L.metric.rfind("training/rollout_probs_diff", 0) == 0)
         notes.push_back("'" + L.metric + "' (verl) is a difference of PROBABILITIES |exp(l_T) - exp(l_E)|, not of "
                         "log-probs: it is not delta and shrinks where tokens are unlikely");
     std::vector<std::vector<run_input>> per_metric(metrics.size());
-    runs_of_inputs(a, ins, ds, metrics, L, per_metric, notes);
+    runs_of_inputs(a, ins, metrics, L, per_metric, notes);
     check_unique_runs(per_metric[0]);
     if (wants_all_metrics(a)) drop_valueless(metrics, per_metric, notes);
     check_metrics_present(metrics, per_metric);
@@ -611,6 +572,14 @@ loaded_runs load_runs(const runs_args& a) {
     single_run_notes(L.compare, per_metric[0], notes);
     L.runs = std::move(per_metric[0]);
     for (std::size_t m = 1; m < metrics.size(); ++m) L.others.push_back({metrics[m], std::move(per_metric[m])});
+    return L;
+}
+
+}  // namespace
+
+loaded_runs load_runs(const runs_args& a) {
+    std::vector<std::string> notes;
+    auto L = runs_table(a, read_stage(a, notes), notes);
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
     L.runs.front().notes.insert(L.runs.front().notes.begin(), notes.begin(), notes.end());
     return L;

@@ -35,9 +35,9 @@ nlohmann::ordered_json strata_json(const evidence& e) {
     return arr;
 }
 
-nlohmann::ordered_json left_out_json(const loaded_runs& L) {
+nlohmann::ordered_json left_out_json(const evidence& e) {
     auto arr = nlohmann::ordered_json::array();
-    for (const auto& x : L.left_out) arr.push_back({{"run", x.run}, {"reason", x.reason}});
+    for (const auto& x : e.left_out) arr.push_back({{"run", x.run}, {"reason", x.reason}});
     return arr;
 }
 
@@ -45,10 +45,10 @@ nlohmann::ordered_json left_out_json(const loaded_runs& L) {
 
 std::string cell4(double v) { return fmt(v, "%.4g"); }
 
-nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, const evidence& e) {
+nlohmann::ordered_json evidence_json(const evidence& e) {
     nlohmann::ordered_json j;
-    if (a.metrics.empty()) {
-        j = runs_json(L.metric, e.metrics[0].analysis, L.runs);
+    if (!e.metrics_given) {
+        j = runs_json(e.metric, e.metrics[0].analysis, *e.runs);
     } else {
         j["metrics"] = nlohmann::ordered_json::array();
         for (const auto& m : e.metrics) j["metrics"].push_back(runs_json(m.metric, m.analysis, *m.runs));
@@ -60,12 +60,12 @@ nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, c
                                  {"level_holds", e.agreement.level_holds},
                                  {"drift_holds", e.agreement.drift_holds}};
     }
-    if (L.min_updates) j["min_updates"] = L.min_updates;
-    if (!L.left_out.empty()) j["left_out"] = left_out_json(L);
-    if (!a.metrics.empty() || !e.notes.empty()) {
+    if (e.min_updates) j["min_updates"] = e.min_updates;
+    if (!e.left_out.empty()) j["left_out"] = left_out_json(e);
+    if (e.metrics_given || !e.notes.empty()) {
         auto notes = j.contains("notes") ? j["notes"] : nlohmann::ordered_json::array();
-        if (!a.metrics.empty())
-            for (const auto& n : L.runs.front().notes) notes.push_back(n);
+        if (e.metrics_given)
+            for (const auto& n : e.runs->front().notes) notes.push_back(n);
         for (const auto& n : e.notes) notes.push_back(n);
         j.erase("notes");
         j["notes"] = notes;
@@ -73,21 +73,21 @@ nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, c
     return j;
 }
 
-std::string evidence_json_text(const runs_args& a, const loaded_runs& L, const evidence& e) {
-    return evidence_json(a, L, e).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+std::string evidence_json_text(const evidence& e) {
+    return evidence_json(e).dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-void print_evidence(const loaded_runs& L, const evidence& e) {
+void print_evidence(const evidence& e) {
     for (std::size_t m = 0; m < e.metrics.size(); ++m) {
         if (m) std::printf("\n");
         print_runs_table(e.metrics[m].metric, e.metrics[m].analysis);
     }
-    if (!L.left_out.empty()) std::printf("\n%s\n", source_line(L, e).c_str());
+    if (!e.left_out.empty()) std::printf("\n%s\n", source_line(e).c_str());
     if (e.by.empty()) return;
     std::printf("\n%s\n", strata_line(e).c_str());
     for (const auto& s : e.strata) {
         std::printf("\n%s = %s (%zu run%s)\n", e.by.c_str(), s.value.c_str(), s.runs.size(), s.runs.size() == 1 ? "" : "s");
-        for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis, 0.95, axis_name(L))) std::printf("%s\n", l.c_str());
+        for (const auto& l : verdict_lines(e.metrics[0].metric, s.analysis, 0.95, axis_name(e.axis))) std::printf("%s\n", l.c_str());
     }
 }
 
@@ -235,7 +235,7 @@ report_section export_section(const std::string& dir) {
     return s;
 }
 
-std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e) {
+std::vector<report_section> analysis_sections(const evidence& e) {
     std::vector<report_section> out;
     if (e.metrics.size() > 1) {
         out.push_back(policy_diagnostics(e));
@@ -243,12 +243,12 @@ std::vector<report_section> analysis_sections(const loaded_runs& L, const eviden
             report_section s;
             s.id = "metric-" + std::to_string(m);
             s.title = "Metric " + e.metrics[m].metric;
-            s.tables.push_back(group_table(e.metrics[m], L.axis));
+            s.tables.push_back(group_table(e.metrics[m], e.axis));
             s.tables.push_back(run_table(e.metrics[m]));
             out.push_back(std::move(s));
         }
     }
-    if (!e.by.empty()) out.push_back(strata_section(e, L.axis));
+    if (!e.by.empty()) out.push_back(strata_section(e, e.axis));
     return out;
 }
 

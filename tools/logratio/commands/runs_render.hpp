@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "../output/report_model.hpp"
+#include "../model/report_model.hpp"
 #include "runs_evidence.hpp"
 
 namespace logratio_cli {
@@ -16,11 +16,11 @@ namespace logratio_cli {
 /// `--json`: today's single-metric object (plus "strata", "left_out" when
 /// there are any); with --metrics {"metrics": [one such object per metric],
 /// "strata", "left_out", "notes"}.
-nlohmann::ordered_json evidence_json(const runs_args& a, const loaded_runs& L, const evidence& e);
-std::string evidence_json_text(const runs_args& a, const loaded_runs& L, const evidence& e);
+nlohmann::ordered_json evidence_json(const evidence& e);
+std::string evidence_json_text(const evidence& e);
 
 /// The text tables of every metric, the strata line and each stratum's groups.
-void print_evidence(const loaded_runs& L, const evidence& e);
+void print_evidence(const evidence& e);
 
 /// `--list-attributes`: each attribute, how many runs have it, its values
 /// (with --json: {"runs": N, "attributes": {KEY: {"runs": n, "values": {V: n}}}}).
@@ -29,7 +29,7 @@ void print_attributes(const loaded_runs& L, bool json);
 /// The report's sections from the run analysis: policy diagnostics (the
 /// mean of every metric per run), each other metric's group and run tables,
 /// the strata.
-std::vector<report_section> analysis_sections(const loaded_runs& L, const evidence& e);
+std::vector<report_section> analysis_sections(const evidence& e);
 
 struct reconcile_result;
 

@@ -1,24 +1,17 @@
 #pragma once
-// The steps of `logratio runs` / `report` (runs.hpp): the inputs read into
-// runs (runs_load.cpp), the report's parts from the dumps (runs_report.cpp);
-// runs_analyze.cpp runs the statistics and calls them.
+// The stages of `logratio runs` / `report` (runs.hpp; docs/architecture.md,
+// "Data flow of `runs` and `report`"): the inputs read into one runs table
+// (runs_load.cpp: loaded_runs), analysed into the evidence (runs_evidence.hpp),
+// rendered (runs_render.cpp, output/); runs_analyze.cpp runs them in order.
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <logratio/core/version.hpp>
-
-#include "../io/dump_histogram.hpp"
 #include "../io/dumps.hpp"
 #include "../io/table.hpp"
-#include "../output/html_report.hpp"
-#include "doctor_scan.hpp"
+#include "../model/evidence.hpp"
 #include "runs.hpp"
-
-LOGRATIO_NAMESPACE_BEGIN
-struct runs_analysis;
-LOGRATIO_NAMESPACE_END
 
 namespace logratio_cli {
 
@@ -27,11 +20,6 @@ namespace logratio_cli {
 struct metric_runs {
     std::string metric;
     std::vector<run_input> runs;
-};
-
-/// A run that is not in the analysis, and why.
-struct left_out_run {
-    std::string run, reason;
 };
 
 /// What one input was and what was read of it: the export manifest's entry.
@@ -57,16 +45,6 @@ struct loaded_runs {
 /// Every input read into runs (tables, tracker histories, dump directories),
 /// groups settled, --position applied; notes on stderr and in the first run.
 loaded_runs load_runs(const runs_args& a);
-
-/// What the HTML and Markdown reports are rendered from (the dump with the
-/// largest metric, or --dump, as the histogram; the Doctor section of the
-/// dumps); the pointers in it point into L, an and `keep` (filled here).
-struct report_storage {
-    std::optional<dump_histogram> histogram;
-    std::vector<dump_diagnosis> doctor;
-};
-report_inputs report_inputs_of(const runs_args& a, const loaded_runs& L, const logratio::runs_analysis& an,
-                              report_storage& keep);
 
 /// Per group, the mean over dumps of |delta| split into numeric mismatch and
 /// policy lag (dumps with old_logprobs only).

@@ -2,16 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <logratio/quantiles/quantiles.hpp>
 
-#include "../output/runs_output.hpp"
 #include "mapped_file.hpp"
 #include "panel_input.hpp"
 #include "safetensors.hpp"
 #include "tensor_names.hpp"
 
 namespace logratio_cli {
+
+namespace {
+
+/// A probability as a quantile's label ("0.999"): %g, as the reports print them.
+std::string prob_label(double p) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", p);
+    return b;
+}
+
+}  // namespace
 
 dump_histogram histogram_of_dump(const std::string& path) {
     mapped_file f(path);
@@ -31,12 +42,12 @@ dump_histogram histogram_of_dump(const std::string& path) {
     if (d.empty()) return h;
     const std::vector<double> probs{0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999};
     const auto q = logratio::quantiles(d.begin(), d.end(), probs);
-    for (std::size_t i = 0; i < probs.size(); ++i) h.quantiles.push_back({"delta_q" + fmt(probs[i], "%g"), q[i]});
+    for (std::size_t i = 0; i < probs.size(); ++i) h.quantiles.push_back({"delta_q" + prob_label(probs[i]), q[i]});
     std::vector<double> ad(d.size());
     for (std::size_t i = 0; i < d.size(); ++i) ad[i] = std::fabs(d[i]);
     const std::vector<double> aprobs{0.5, 0.9, 0.99, 0.999, 0.9999};
     const auto aq = logratio::quantiles(ad.begin(), ad.end(), aprobs);
-    for (std::size_t i = 0; i < aprobs.size(); ++i) h.quantiles.push_back({"abs_delta_q" + fmt(aprobs[i], "%g"), aq[i]});
+    for (std::size_t i = 0; i < aprobs.size(); ++i) h.quantiles.push_back({"abs_delta_q" + prob_label(aprobs[i]), aq[i]});
     double m = std::max(std::fabs(q.front()), std::fabs(q.back())) * 1.5;
     if (!(m > 0)) m = std::max(1e-6, *std::max_element(ad.begin(), ad.end()));
     h.lo = -m;

@@ -6,15 +6,9 @@
 #include <utility>
 #include <vector>
 
-namespace logratio_cli {
+#include "../model/dump_histogram.hpp"
 
-struct dump_histogram {
-    std::string path;
-    double lo = 0, hi = 0;              ///< bin range
-    std::vector<std::uint64_t> counts;  ///< equal-width bins over [lo, hi]
-    std::uint64_t below = 0, above = 0, tokens = 0;
-    std::vector<std::pair<std::string, double>> quantiles;  ///< label, value
-};
+namespace logratio_cli {
 
 /// 61 bins over +-1.5 times the larger of |q0.001| and |q0.999|; the tail
 /// quantiles of delta and |delta|.

@@ -187,4 +187,22 @@ std::vector<dump_panel> panels_of_directory(const std::string& dir, const std::s
     return out;
 }
 
+std::vector<std::pair<std::string, std::optional<double>>> dump_columns(const dump_panel& d, bool split) {
+    auto cols = logratio::panel_entries(d.panel);
+    if (!split) return cols;
+    const std::pair<const char*, const logratio::mismatch_part*> parts[] = {
+        {"total", d.split ? &d.split->total : nullptr},
+        {"numeric", d.split ? &d.split->numeric : nullptr},
+        {"lag", d.split ? &d.split->lag : nullptr}};
+    for (const auto& [name, m] : parts) {
+        const std::pair<const char*, std::optional<double>> vals[] = {
+            {"delta_mean", m ? std::optional<double>(m->delta_mean) : std::nullopt},
+            {"delta_abs_mean", m ? std::optional<double>(m->delta_abs_mean) : std::nullopt},
+            {"delta_std", m ? std::optional<double>(m->delta_std) : std::nullopt},
+            {"kl_k3", m ? std::optional<double>(m->kl_k3) : std::nullopt}};
+        for (const auto& [metric, v] : vals) cols.emplace_back(std::string(name) + "_" + metric, v);
+    }
+    return cols;
+}
+
 }  // namespace logratio_cli

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <logratio/panel/mismatch_split.hpp>
@@ -66,5 +67,12 @@ dump_panel panel_of_dump(const std::string& path, const std::string& rel, const 
 /// rethrown (naming its file).
 std::vector<dump_panel> panels_of_directory(const std::string& dir, const std::string& pattern,
                                             const logratio::panel_options& opt, unsigned threads);
+
+/// One dump's panel as named values: SPEC's keys, then with `split` the
+/// numeric-vs-lag parts as <total|numeric|lag>_<metric> (absent when the
+/// dump has no old_logprobs). The one list of these names: the metrics
+/// `logratio runs` reads from dumps, the columns after run/group/update/file
+/// of `panel --each`'s table (output/panel_table.hpp).
+std::vector<std::pair<std::string, std::optional<double>>> dump_columns(const dump_panel& d, bool split);
 
 }  // namespace logratio_cli

@@ -18,6 +18,8 @@
 #include <logratio/core/error.hpp>
 #include <logratio/runs/run_series.hpp>
 
+#include "../model/run_input.hpp"
+
 namespace logratio_cli {
 
 /// A table of text cells. The cells are views into `storage` (the file's
@@ -88,15 +90,6 @@ struct history_options {
     long steps_per_batch = 1;      ///< rollout batch = floor(step / steps_per_batch); position = step mod it
     std::string grad_norm_column;  ///< updates whose value here is exactly 0 are listed
     std::string run, group;        ///< names (default: file stem, parent directory)
-};
-
-/// One run's series plus what the tool reports beside the statistics.
-struct run_input {
-    logratio::run_series series;
-    std::vector<long> position;          ///< position of each update in its rollout batch (history exports)
-    std::vector<double> zero_grad_norm;  ///< updates with a recorded zero gradient norm
-    std::vector<std::string> notes;
-    std::map<std::string, std::string> attributes;  ///< the run's attributes (history.hpp's run_history::attributes)
 };
 
 /// The long format: columns run, group, update and the metric. Rows keep

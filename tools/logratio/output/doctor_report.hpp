@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "doctor_summary.hpp"
-#include "report_model.hpp"
+#include "../model/report_model.hpp"
 
 namespace logratio_cli {
 

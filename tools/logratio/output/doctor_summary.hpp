@@ -9,13 +9,9 @@
 
 #include <logratio/doctor/diagnose.hpp>
 
-namespace logratio_cli {
+#include "../model/dump_diagnosis.hpp"
 
-struct dump_diagnosis {
-    std::string path, label, run;  ///< label: "run@update", or the relative path
-    double update = 0;
-    logratio::doctor::diagnosis d;
-};
+namespace logratio_cli {
 
 /// Per check: dumps where it warns / fails, and the runs and dumps it touches.
 struct check_summary {

@@ -108,6 +108,25 @@ std::string section_html(const report_inputs& r, const report_section& sec) {
 
 }  // namespace
 
+report_inputs report_inputs_of(const evidence& e) {
+    report_inputs r;
+    r.metric = e.metric;
+    r.source = e.source;
+    r.analysis = &e.metrics[0].analysis;
+    r.runs = e.runs;
+    r.histogram = e.report.histogram ? &*e.report.histogram : nullptr;
+    r.split = e.report.split;
+    r.doctor = &e.report.doctor;
+    r.axis = e.axis;
+    r.verdict = e.report.verdict;
+    r.source_line = e.report.source_line;
+    r.analysis_sections = e.report.analysis_sections;
+    r.source_sections = e.report.source_sections;
+    return r;
+}
+
+std::string html_report(const evidence& e) { return html_report(report_inputs_of(e)); }
+
 std::string html_report(const report_inputs& r) {
     const auto secs = report_sections(r);
     std::string s = page_head(r) + "<body>\n<header>\n<h1>" + xml_escape("Train\u2013inference mismatch: " + r.metric) +

@@ -8,21 +8,15 @@
 #include <string>
 #include <vector>
 
-#include <logratio/core/version.hpp>
-
-#include "../io/table.hpp"
-#include "report_model.hpp"
+#include "../model/evidence.hpp"
+#include "../model/report_model.hpp"
+#include "../model/run_input.hpp"
 #include "runs_output.hpp"
-
-LOGRATIO_NAMESPACE_BEGIN
-struct runs_analysis;
-LOGRATIO_NAMESPACE_END
 
 namespace logratio_cli {
 
-struct dump_histogram;
-struct dump_diagnosis;
-
+/// What the section model (report_sections.hpp) is drawn from: views of one
+/// evidence value (report_inputs_of below), or filled by hand (the tests).
 struct report_inputs {
     std::string metric, source;
     const logratio::runs_analysis* analysis = nullptr;
@@ -52,5 +46,12 @@ struct report_inputs {
 /// The whole report, in report_sections' order: headline, trend and group
 /// means, runs, analysis sections, evidence, zero gradient norms, notes, sources.
 std::string html_report(const report_inputs& r);
+
+/// The section model's inputs as views into the evidence (its analysis, runs
+/// and report parts: nothing computed, nothing read); `e` must outlive them.
+report_inputs report_inputs_of(const evidence& e);
+
+/// The report of the evidence value (`logratio report`, `runs --html`).
+std::string html_report(const evidence& e);
 
 }  // namespace logratio_cli

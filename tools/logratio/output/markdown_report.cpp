@@ -114,4 +114,12 @@ std::vector<std::pair<std::string, std::string>> report_figures(const report_inp
     return out;
 }
 
+std::string markdown_report(const evidence& e, const std::string& figure_dir) {
+    return markdown_report(report_inputs_of(e), figure_dir);
+}
+
+std::vector<std::pair<std::string, std::string>> report_figures(const evidence& e) {
+    return report_figures(report_inputs_of(e));
+}
+
 }  // namespace logratio_cli

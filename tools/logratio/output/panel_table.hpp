@@ -1,8 +1,8 @@
 #pragma once
 // `logratio panel --each`'s long table: one row per dump (run, group,
 // update, file, SPEC's keys, and the numeric-vs-lag split when any dump has
-// old_logprobs) as CSV; the same columns are the metrics `logratio runs`
-// reads from dumps.
+// old_logprobs) as CSV; the columns are io/dumps.hpp's dump_columns, the
+// metrics `logratio runs` reads from dumps.
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,11 +16,6 @@ namespace logratio_cli {
 std::string csv_cell(const std::string& s);
 /// A number as the shortest round-tripping text (%.17g); "" when missing or NaN.
 std::string number_cell(std::optional<double> v);
-
-/// One dump's values after run/group/update/file: SPEC's keys, then with
-/// `split` the numeric-vs-lag parts as <total|numeric|lag>_<metric> (absent
-/// when the dump has no old_logprobs). The one list of these column names.
-std::vector<std::pair<std::string, std::optional<double>>> dump_columns(const dump_panel& d, bool split);
 
 /// The long table as CSV: run, group, update, file, SPEC's keys, and the
 /// numeric-vs-lag split columns when any dump has old_logprobs.

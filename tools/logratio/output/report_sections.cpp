@@ -6,7 +6,7 @@
 #include <logratio/core/version.hpp>
 #include <logratio/runs/runs.hpp>
 
-#include "../io/dump_histogram.hpp"
+#include "../model/dump_histogram.hpp"
 #include "doctor_report.hpp"
 #include "report_svg.hpp"
 #include "runs_output.hpp"

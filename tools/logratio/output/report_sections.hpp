@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "html_report.hpp"
-#include "report_model.hpp"
+#include "../model/report_model.hpp"
 
 namespace logratio_cli {
 

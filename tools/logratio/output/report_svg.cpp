@@ -7,7 +7,7 @@
 
 #include <logratio/runs/runs.hpp>
 
-#include "../io/dump_histogram.hpp"
+#include "../model/dump_histogram.hpp"
 #include "doctor_report.hpp"
 #include "html_svg.hpp"
 #include "runs_output.hpp"

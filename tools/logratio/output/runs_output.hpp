@@ -10,7 +10,7 @@
 
 #include <logratio/core/version.hpp>
 
-#include "../io/table.hpp"
+#include "../model/run_input.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 struct runs_analysis;

@@ -48,7 +48,8 @@
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
 #include "correction_shortcut.hpp"
-#include "../../detail/panel_kernel.hpp"
+#include "../../detail/batches.hpp"
+#include "../../detail/token_terms.hpp"
 #include "../../detail/simd.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -299,8 +300,8 @@ private:
         auto step = [&](const V& t0, const V& r0, mask_t on) LOGRATIO_ALWAYS_INLINE {
             const V t = ops::select(on, t0, k_.zero);
             const V r = ops::select(on, r0, k_.zero);
-            const V d = t - r;
-            const V dc = ops::min(ops::max(d, k_.lo20), k_.hi20);
+            const V d = token_delta(t, r);
+            const V dc = clamped_delta(d);
             add_row(rs, t, r, d, dc, on, true);
             rs.dmin = ops::min(rs.dmin, ops::select(on, d, k_.pinf));
             if (p_.need_k) sequence_stat_sums(rs, dc);
@@ -311,7 +312,7 @@ private:
     /// Phase 1's sums and maxima of every statistic with lanes of its own
     /// (when a sequence option needs one; without a branch per statistic).
     LOGRATIO_ALWAYS_INLINE void sequence_stat_sums(row_sums<V>& rs, const V& dc) {
-        const V em = ops::expm1(dc);  // dropped by the compiler when no statistic reads it
+        const V em = ratio_minus_one(dc);  // dropped by the compiler when no statistic reads it
         for_each_rs_stat([&](auto j, auto s) LOGRATIO_ALWAYS_INLINE {
             using S = decltype(s);
             if constexpr (S::sums != rs_stats::lanes::minus_dc) {
@@ -423,7 +424,7 @@ private:
     LOGRATIO_ALWAYS_INLINE void token_batch(seq_t& q, const V& t0, const V& r0, mask_t on) {
         const V t = ops::select(on, t0, k_.zero);
         const V r = ops::select(on, r0, k_.zero);
-        const V d = t - r;
+        const V d = token_delta(t, r);
         const std::size_t lanes = static_cast<std::size_t>(std::min<std::uint64_t>(L, q.e - q.pos));
         if (short_cut_ && all_inside(d, k_.in_lo, k_.in_hi)) {
             inside_batch<V, W>(q.f, t, r, d, on, p_.inside, out_.weights ? out_.weights + q.pos : nullptr,
@@ -438,10 +439,10 @@ private:
     /// veto, every token rejection option, the IS weight, and the outputs.
     LOGRATIO_ALWAYS_INLINE void full_step(seq_t& q, const V& t, const V& r, const V& d, mask_t on,
                                           std::size_t lanes) {
-        const V dc = ops::min(ops::max(d, k_.lo20), k_.hi20);
+        const V dc = clamped_delta(d);
         if (!p_.need_phase1) add_row(q.rs, t, r, d, dc, on, false);  // sum delta = sum dc + row_fix
-        const V em = ops::expm1(dc);
-        const V k3 = em - dc;
+        const V em = ratio_minus_one(dc);
+        const V k3 = k3_term(em, dc);
         a_.k3 = a_.k3 + k3;
         a_.chi2 = ops::mul_add(em, em + V(2.0), a_.chi2);
         a_.dcmin = ops::min(a_.dcmin, ops::select(on, dc, k_.pinf));
@@ -468,7 +469,7 @@ private:
         for (std::size_t k = 0; k < L; ++k)
             if (mm[k] != 0.0 && std::fabs(dd[k]) > clamp_log_ratio) {
                 const double dck = clamp_delta(dd[k]);
-                a_.k3_fix += (std::expm1(dd[k]) - dd[k]) - (std::expm1(dck) - dck);
+                a_.k3_fix += k3_term(std::expm1(dd[k]), dd[k]) - k3_term(std::expm1(dck), dck);
                 q.row_fix += dd[k] - dck;
             }
     }
@@ -565,7 +566,7 @@ private:
             if constexpr (S::sums == rs_stats::lanes::minus_dc) {
                 a_.xc[j] = a_.xc[j] - f.d;
             } else {
-                const V& sum = S::sums == rs_stats::lanes::k3_kl ? f.k3 : f.x[j];
+                const V& sum = S::sums == rs_stats::lanes::kl_k3 ? f.k3 : f.x[j];
                 q.q_x[j] = q.q_x[j] + sum;
                 a_.xc[j] = a_.xc[j] + sum;
                 a_.min[j] = ops::min(a_.min[j], f.min[j]);

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "../stats/registry.hpp"
-#include "../../detail/panel_kernel.hpp"
+#include "../../detail/batches.hpp"
 #include "../../detail/simd.hpp"
 #include "../../detail/widen.hpp"
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "../correction_options.hpp"
-#include "../../detail/panel_kernel.hpp"
+#include "../../detail/batches.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {

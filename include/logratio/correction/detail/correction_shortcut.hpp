@@ -17,7 +17,8 @@
 #include "../../core/view.hpp"
 #include "correction_lanes.hpp"
 #include "correction_plan.hpp"
-#include "../../detail/panel_kernel.hpp"
+#include "../../detail/batches.hpp"
+#include "../../detail/token_terms.hpp"
 #include "../../detail/simd.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -84,8 +85,8 @@ LOGRATIO_ALWAYS_INLINE inline void inside_batch(inside_sums<V>& s, const V& t, c
     s.d = s.d + d;
     // without the exp reduction when every lane's |delta| is small (the
     // same bits: simd.hpp, expm1_small_bound)
-    const V em = ops::expm1_split(d, !ops::all(ops::abs(d) <= ops::splat(expm1_small_bound)));
-    const V k3 = em - d;  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
+    const V em = ratio_minus_one(d, needs_reduction(ops::abs(d)));
+    const V k3 = k3_term(em, d);  // >= 0 (em >= d for the kernel's expm1): the full step's max(k3, 0) is a no-op
     s.k3 = s.k3 + k3;
     s.dmin = ops::min_where(s.dmin, on, d);
     s.dmax = ops::max_where(s.dmax, on, d);

@@ -39,7 +39,7 @@ namespace rs_stats {
 enum class lanes {
     own,       ///< its own per-token sums, sums of squares and minimum (the default)
     minus_dc,  ///< x = -dc: sums, squares and extremes come from the kernel's sums and extremes of dc
-    k3_kl,     ///< x = expm1(dc) - dc: the short cut's sum of x is the kernel's k3_kl sum
+    kl_k3,     ///< x = expm1(dc) - dc: the short cut's sum of x is the kernel's kl_k3 sum
 };
 
 /// The defaults: an upper bound only, x >= 0 (so a masked-out lane, x = 0,

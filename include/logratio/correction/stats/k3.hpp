@@ -14,7 +14,7 @@ namespace rs_stats {
 
 struct k3 : base {
     static constexpr const char* name = "k3";
-    static constexpr lanes sums = lanes::k3_kl;
+    static constexpr lanes sums = lanes::kl_k3;
 
     template <class V>
     static V value(const V& dc, const V& em) noexcept {

@@ -264,6 +264,67 @@ std::map<double, double> logged_by_training_step(const run_history& r, const std
     return out;
 }
 
+namespace {
+
+/// NaN values a history logged for the metrics analysed (a diverged step, a
+/// tracker's "NaN"): they are no value, left out of every statistic -- and
+/// counted here, per metric, so that none is dropped without a word.
+void nan_value_notes(const history_set& set, const std::vector<std::string>& metrics, std::vector<std::string>& notes) {
+    for (const auto& metric : metrics) {
+        std::size_t nans = 0, runs = 0;
+        for (const auto& h : set.runs) {
+            const auto m = h.metrics.find(metric);
+            if (m == h.metrics.end()) continue;
+            const auto n = static_cast<std::size_t>(
+                std::count_if(m->second.begin(), m->second.end(), [](const point& p) { return std::isnan(p.value); }));
+            nans += n;
+            runs += n > 0;
+        }
+        if (nans)
+            notes.push_back(logratio::detail::concat(set.input, ": ", nans, " logged value(s) of '", metric, "' in ", runs,
+                                                     " run(s) are NaN: left out of the statistics"));
+    }
+}
+
+}  // namespace
+
+/// Every run of a history for every metric, in one pass (to_runs.hpp).
+history_runs to_runs(const history_set& set, const std::vector<std::string>& metrics, const history_options& given) {
+    history_runs out;
+    out.per_metric.resize(metrics.size());
+    for (const auto& h : set.runs) {
+        if (!h.metrics.count(metrics[0])) {
+            out.notes.push_back(set.input + ": run '" + h.name + "' has no '" + metrics[0] + "': left out");
+            out.left_out.push_back({h.name, "no '" + metrics[0] + "'"});
+            continue;
+        }
+        // every metric on the mismatch metric's step axis: a W&B metric logged
+        // at other events (validation) would otherwise pick no step of its own
+        history_options o = given;
+        for (std::size_t m = 0; m < metrics.size(); ++m) {
+            run_input r;
+            if (m == 0 || h.metrics.count(metrics[m])) {
+                std::string step;
+                r = run_from_history(h, metrics[m], o, step);
+                if (m == 0) {
+                    ++out.steps_used[step];
+                    if (o.step_column.empty() && counts_logging_events(h.step_name))
+                        o.step_column = step.substr(0, step.find(" ("));
+                }
+            } else {
+                r.series.run = h.name;
+                r.series.group = h.group;
+                r.attributes = h.attributes;
+            }
+            if (set.runs.size() == 1 && !given.run.empty()) r.series.run = given.run;
+            if (set.runs.size() == 1 && !given.group.empty()) r.series.group = given.group;
+            out.per_metric[m].push_back(std::move(r));
+        }
+    }
+    nan_value_notes(set, metrics, out.notes);
+    return out;
+}
+
 /// --group-pattern: the first capture group of REGEX (searched in the run
 /// name) is the run's group; a run it does not match is an error listing
 /// every such run.

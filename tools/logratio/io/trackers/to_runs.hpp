@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <logratio/core/error.hpp>
@@ -68,6 +69,20 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
 std::map<double, double> logged_by_training_step(const run_history& r, const std::string& metric,
                                                  const history_options& o, std::string& step_description,
                                                  std::vector<std::string>* notes = nullptr);
+
+/// The runs of one history set, every run and every metric decided in one
+/// pass: per_metric[m] holds a run_input for each run that logged metrics[0]
+/// (the mismatch metric, which decides which runs count), in the set's
+/// order; a run without metrics[m] gets an empty series. Every metric is
+/// read on the mismatch metric's step axis; --run/--group (o.run, o.group)
+/// name a set of one run.
+struct history_runs {
+    std::vector<std::vector<run_input>> per_metric;
+    std::vector<std::pair<std::string, std::string>> left_out;  ///< (run, why): runs without metrics[0]
+    std::map<std::string, std::size_t> steps_used;              ///< step description -> runs read by it
+    std::vector<std::string> notes;  ///< runs left out, NaN values of each metric
+};
+history_runs to_runs(const history_set& set, const std::vector<std::string>& metrics, const history_options& o);
 
 /// --group-pattern: the first capture group of REGEX (searched in the run
 /// name) is the run's group; a run it does not match is an error listing
