@@ -271,3 +271,39 @@ TEST_CASE("theil_sen_and_kendall: bitwise theil_sen and kendall_tau, one pair co
         CHECK(!std::isnan(both.kendall.pvalue));
     }
 }
+
+TEST_CASE("kendall_exact_p from the per-thread table: bitwise the recurrence run to c, every n <= 40 and c") {
+    std::size_t compared = 0;
+    for (std::uint64_t n = 3; n <= 40; ++n) {
+        const std::uint64_t tot = n * (n - 1) / 2;
+        for (std::uint64_t c = 0; c <= tot; ++c) {
+            const std::uint64_t cc = std::min(c, tot - c);
+            if (cc <= 1 || 4 * cc == n * (n - 1)) continue;  // closed forms
+            double s = 0.0;
+            for (double v : detail::kendall_inversion_table(n, cc, false)) s += v;
+            const double want = std::clamp(2.0 * s / detail::factorial_of(n), 0.0, 1.0);
+            INFO("n " << n << ", c " << c);
+            CHECK(same_bits(kendall_exact_p(n, c), want));
+            if (c % 7 == 0) kendall_exact_p(n + 1, 2 + c % 5);  // another n in between: the table is rebuilt
+            ++compared;
+        }
+    }
+    CHECK(compared > 9000);
+}
+
+TEST_CASE("select_order_statistics: the values a sort puts at the ranks") {
+    std::mt19937_64 g(5);
+    for (int it = 0; it < 200; ++it) {
+        std::vector<double> v(1 + g() % 300);
+        for (auto& e : v) e = static_cast<double>(g() % 50);  // ties
+        auto sorted = v;
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<std::uint64_t> ranks;
+        for (int q = 0; q < 1 + static_cast<int>(g() % 6); ++q) ranks.push_back(g() % (v.size() + 2));  // some past the end
+        ranks.push_back(v.size() / 2);
+        if (v.size() > 1) ranks.push_back(v.size() / 2 - 1);  // the median's two halves: a scan
+        detail::select_order_statistics(v, ranks);
+        for (const auto k : ranks)
+            if (k < v.size()) CHECK(v[static_cast<std::size_t>(k)] == sorted[static_cast<std::size_t>(k)]);
+    }
+}
