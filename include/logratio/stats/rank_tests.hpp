@@ -62,16 +62,14 @@ inline std::vector<double> kendall_inversion_table(std::uint64_t n, std::uint64_
     return f;
 }
 
-/// The sum of f[0..c] of kendall_inversion_table(n, c, false), the table of
-/// the last n (<= 64) kept per thread: many short runs of one length pay the
-/// O(n³) recurrence once (it was a fifth of their analysis), same bits.
+/// The sum of f[0..c] of kendall_inversion_table(n, c, false), the tables
+/// of n <= 64 kept per thread once made (at most ~180 KB): many short runs
+/// pay the O(n³) recurrence once per length (it was a fifth of their
+/// analysis), same bits.
 inline double kendall_inversions_up_to(std::uint64_t n, std::uint64_t c) {
-    thread_local std::uint64_t table_n = 0;
-    thread_local std::vector<double> table;
-    if (table_n != n) {
-        table = kendall_inversion_table(n, n * (n - 1) / 4, false);
-        table_n = n;
-    }
+    thread_local std::vector<std::vector<double>> tables(65);
+    auto& table = tables[static_cast<std::size_t>(n)];
+    if (table.empty()) table = kendall_inversion_table(n, n * (n - 1) / 4, false);
     double s = 0.0;
     for (std::uint64_t k = 0; k <= c; ++k) s += table[static_cast<std::size_t>(k)];
     return s;
