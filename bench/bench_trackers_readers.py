@@ -388,12 +388,12 @@ def prepared(work, keep, scale, name, writer, steps):
 
 def run(exe, work, repeat, keep, scale, only, baseline=None, markdown=False):
     """One line per layout; `baseline`: another logratio binary (e.g. main's)
-    timed in the same run, its MB/s in a last column."""
+    timed in the same run, its MB/s and records/s in the last columns."""
     os.makedirs(work, exist_ok=True)
     pb = compiled_protos(work)
     rows = []
     print(f"{'layout':24s} {'MB':>6s} {'MB/s':>7s} {'records/s':>11s} {'Python MB/s':>11s} {'Python rec/s':>12s} "
-          f"{'ratio':>6s}" + (f" {'baseline MB/s':>13s}" if baseline else ""))
+          f"{'ratio':>6s}" + (f" {'baseline MB/s':>13s} {'baseline rec/s':>14s}" if baseline else ""))
     for label, name, writer, steps, reader in LAYOUTS:
         if only and name not in only:
             continue
@@ -408,14 +408,14 @@ def run(exe, work, repeat, keep, scale, only, baseline=None, markdown=False):
         if n != info["records"]:
             sys.exit(f"{label}: the Python reader read {n} records, {info['records']} were written")
         mb = info["bytes"] / 1e6
-        base = f" {mb / min(logratio_cpu(baseline, paths, info['extra'], work) for _ in range(repeat)):13.0f}" \
-            if baseline else ""
+        base_cpu = min(logratio_cpu(baseline, paths, info['extra'], work) for _ in range(repeat)) if baseline else 0
+        base = f" {mb / base_cpu:13.0f} {n / base_cpu:14.3g}" if baseline else ""
         print(f"{label:24s} {mb:6.0f} {mb / lr:7.0f} {n / lr:11.3g} {mb / py:11.1f} {n / py:12.3g} {py / lr:6.1f}{base}")
         sys.stdout.flush()
         rows.append(f"| {label} | {mb:.0f} | {mb / lr:.0f} | {n / lr:.3g} | {PY_READER[name]} | {mb / py:.1f} | "
-                    f"{py / lr:.1f} |" + (f" {base.strip()} |" if baseline else ""))
+                    f"{py / lr:.1f} |" + (f" {mb / base_cpu:.0f} | {n / base_cpu:.3g} |" if baseline else ""))
     if markdown:
         print("\n| layout | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
-              (" baseline MB/s |" if baseline else ""))
-        print("|---|---|---|---|---|---|---|" + ("---|" if baseline else ""))
+              (" baseline MB/s | baseline records/s |" if baseline else ""))
+        print("|---|---|---|---|---|---|---|" + ("---|---|" if baseline else ""))
         print("\n".join(rows))

@@ -348,6 +348,38 @@ TEST_CASE("doctor: a mismatch planted on the first token is found on small batch
     }
 }
 
+TEST_CASE("doctor: every planted bug at other seeds and sizes gives its own finding and no other") {
+    // the check each bug must raise ("" for clean: none); the sizes are those of
+    // small batches, where desync's 5% are 3-5 sequences (desync.hpp's rule)
+    const std::map<planted::bug, std::string> want{
+        {planted::bug::clean, ""},
+        {planted::bug::shift_ahead, "alignment"},
+        {planted::bug::shift_behind, "alignment"},
+        {planted::bug::zero_fill, "filled_values"},
+        {planted::bug::sentinel, "filled_values"},
+        {planted::bug::temperature, "temperature"},
+        {planted::bug::top_p, "processed_logprobs"},
+        {planted::bug::desync, "desync"},
+        {planted::bug::first_token, "position"}};
+    struct shape {
+        int B, T;
+        std::uint64_t seed;
+    };
+    for (const shape c : {shape{64, 96, 11}, shape{100, 128, 5}}) {
+        for (const auto& [b, name] : planted::all_bugs()) {
+            CAPTURE(c.B);
+            CAPTURE(c.seed);
+            CAPTURE(name);
+            const auto d = diagnose_of(planted::sample(b, c.B, c.T, c.seed));
+            INFO(describe(d));
+            std::set<std::string> got;
+            for (const auto& [check, level] : raised(d)) got.insert(check);
+            const std::string& w = want.at(b);
+            CHECK(got == (w.empty() ? std::set<std::string>{} : std::set<std::string>{w}));
+        }
+    }
+}
+
 TEST_CASE("doctor: a check it could not assess says not assessed, never ok") {
     // 3 sequences of 5 tokens: too few for the slope, the shifts' ratio is
     // formed, the position buckets, the p_E halves; no old_logprobs.

@@ -1,12 +1,14 @@
 // The readers' fast paths (issue 41, bench/RESULTS.md "Readers") say exactly
 // what the paths they replace said: JSON Lines through simdjson against
 // json_scanner alone (same runs, values bit for bit, notes, errors), the
-// CSV parser's one-pass cells and cell_number's numbers against strtod.
+// CSV parser's one-pass cells and cell_number's numbers against strtod, the
+// W&B history's plain-number cells against parse_cell, run_builder's sorting.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,8 @@
 
 #include "table.hpp"
 #include "trackers/json_history.hpp"
+#include "trackers/run_builder.hpp"
+#include "trackers/wandb_history.hpp"
 
 namespace {
 
@@ -170,4 +174,67 @@ TEST_CASE("JSON Lines: every committed .jsonl test file reads the same on both p
         ++files;
     }
     CHECK(files >= 5);
+}
+
+TEST_CASE("parse_csv: cells of every length around the 16-byte scan, a quote found past it, CRLF") {
+    using logratio_cli::parse_csv;
+    for (std::size_t n = 0; n <= 40; ++n) {
+        const std::string x(n, 'x'), y(n + 3, 'y');
+        const auto t = parse_csv("a,b\r\n" + x + "," + y + "\r\n" + y + "," + x + "\n", "t.csv");
+        REQUIRE(t.row_count() == 2);
+        CHECK(t.cell(0, 0) == x);
+        CHECK(t.cell(0, 1) == y);  // the CR before LF is not part of the cell
+        CHECK(t.cell(1, 0) == y);
+        CHECK(t.cell(1, 1) == x);
+        CHECK_THROWS_WITH(parse_csv("a\n" + y + "\"z\n", "q.csv"), "q.csv: line 2: a quote inside an unquoted field");
+    }
+    // a table moved keeps its views, the bytes of a short text moving with it
+    auto small = parse_csv("a\n1\n", "s.csv");
+    const auto moved = std::move(small);
+    CHECK(moved.cell(0, 0) == "1");
+    CHECK(moved.cell(0, 0).data() >= moved.storage.data());
+    CHECK(moved.cell(0, 0).data() < moved.storage.data() + moved.storage.size());
+}
+
+TEST_CASE("W&B history table: plain-number cells and the general path read the same values") {
+    // every cell form parse_cell accepts, beside its plain form
+    const char* const forms[] = {"0.5", " 0.5", "0.5 ", "+0.5", "-0.25", "\t-0.25", ".5", "5.", "1e400", "-1e-400",
+                                 "nan", "NaN", "-inf", "null", "1.00000000000000011102230246251565404236316680908203125"};
+    std::string csv = "_step,m\n";
+    for (std::size_t i = 0; i < std::size(forms); ++i) csv += std::to_string(i) + "," + forms[i] + "\n";
+    csv += std::to_string(std::size(forms)) + ",\n";  // not logged: no point
+    const auto set = tr::read_wandb_history_table(logratio_cli::parse_csv(csv, "h.csv"), tr::key_filter());
+    REQUIRE(set.runs.size() == 1);
+    const auto& pts = set.runs[0].metrics.at("m");
+    REQUIRE(pts.size() == std::size(forms));
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        double want = 0;
+        REQUIRE(logratio_cli::cell_double(forms[i], want));
+        CHECK_MESSAGE(bits(pts[i].value) == bits(want), forms[i]);
+    }
+    CHECK(pts[0].value == 0.5);
+    CHECK(std::isinf(pts[8].value));
+}
+
+TEST_CASE("run_builder: points out of order sorted, duplicates kept once or named with both lines") {
+    tr::run_builder b("r", "f.csv", "_step");
+    const std::string file = "f.csv", other = "g.csv";
+    auto& s = b.of("m");
+    tr::run_builder::reserve(s, 2);  // fewer than added: the series still grows
+    b.add(s, 3, 0.3, 0, file, 10);
+    b.add(s, 1, 0.1, 0, file, 11);
+    b.add(s, 2, 0.2, 0, other, 12);
+    b.add(s, 1, 0.1, 0, other, 13);  // the same value again: kept once
+    const auto run = b.finish();
+    const auto& pts = run.metrics.at("m");
+    REQUIRE(pts.size() == 3);
+    CHECK(pts[0].step == 1);
+    CHECK(pts[1].value == 0.2);
+    CHECK(pts[2].step == 3);
+    tr::run_builder bad("r", "f.csv", "_step");
+    bad.add("m", 5, 1.0, 0, file, 7);
+    bad.add("m", 4, 0.0, 0, file, 8);
+    bad.add("m", 5, 2.0, 0, other, 9);
+    CHECK_THROWS_WITH(bad.finish(), "g.csv: line 9: run 'r', metric 'm', step 5: 2 here but 1 in f.csv: line 7 "
+                                    "(conflicting duplicate step)");
 }

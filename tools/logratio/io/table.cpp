@@ -12,6 +12,10 @@
 #include <sstream>
 #include <system_error>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <logratio/core/error.hpp>
@@ -26,6 +30,20 @@ std::optional<std::size_t> text_table::column(const std::string& name) const {
     return static_cast<std::size_t>(it - columns.begin());
 }
 
+void text_table::take(text_table& o) noexcept {
+    const char* const from = o.storage.data();
+    const std::size_t size = o.storage.size();
+    path = std::move(o.path);
+    columns = std::move(o.columns);
+    storage = std::move(o.storage);
+    cells = std::move(o.cells);
+    line = std::move(o.line);
+    if (storage.data() == from) return;  // the buffer moved with the string (any but a short one)
+    for (auto& c : cells)
+        if (c.data() >= from && c.data() <= from + size)  // (a JSON Lines table's absent cells point nowhere)
+            c = std::string_view(storage.data() + (c.data() - from), c.size());
+}
+
 std::string text_table::column_list() const {
     std::string s;
     for (const auto& c : columns) s += (s.empty() ? "" : ", ") + c;
@@ -33,6 +51,25 @@ std::string text_table::column_list() const {
 }
 
 namespace {
+
+/// The first ',' '\n' or '"' at or after `p` (`end` if none). SSE2 (every
+/// x86-64 CPU) compares 16 bytes at a time: a cell is ~20 bytes, the byte
+/// loop this replaced was a third of parse_csv's time.
+inline char* unquoted_field_end(char* p, char* const end) {
+#ifdef __SSE2__
+    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"');
+    while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)),
+                                         _mm_cmpeq_epi8(v, quote));
+        const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+        if (mask) return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (p < end && *p != ',' && *p != '\n' && *p != '"') ++p;
+    return p;
+}
 
 /// One CSV field starting at `p` (a quoted field is unescaped in place, the
 /// view then covers the shortened text); `p` is left on the delimiter after
@@ -43,10 +80,8 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
     char* const start = p;
     quoted = p < end && *p == '"';
     if (!quoted) {
-        while (p < end && *p != ',' && *p != '\n') {
-            if (*p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
-            ++p;
-        }
+        p = unquoted_field_end(p, end);
+        if (p < end && *p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
         const char* e = p;
         if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
         return std::string_view(start, static_cast<std::size_t>(e - start));
@@ -77,12 +112,14 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
 
 }  // namespace
 
-text_table parse_csv(const std::string& text, const std::string& path) {
+text_table parse_csv(const std::string& text, const std::string& path) { return parse_csv(std::string(text), path); }
+
+text_table parse_csv(std::string&& text, const std::string& path) {
     using logratio::format_error;
     using logratio::detail::concat;
     text_table t;
     t.path = path;
-    t.storage.assign(text.begin(), text.end());
+    t.storage = std::move(text);
     char* p = t.storage.data();
     char* const end = p + t.storage.size();
     std::vector<std::string_view> header;
@@ -90,7 +127,6 @@ text_table parse_csv(const std::string& text, const std::string& path) {
     bool in_header = true;
     while (p < end) {
         const std::size_t rec_line = line;
-        char* const rec_start = p;
         // the fields go straight to t.cells (the header's to `header`)
         std::vector<std::string_view>& rec = in_header ? header : t.cells;
         const std::size_t first = rec.size();
@@ -113,17 +149,19 @@ text_table parse_csv(const std::string& text, const std::string& path) {
         if (in_header) {
             t.columns.assign(header.begin(), header.end());
             in_header = false;
+            // room for every row at once: at most one per line left (quoted
+            // newlines and blank lines only make it more than needed); the
+            // estimate from the first row's size this replaced fell short on
+            // rows of varying length, and the one reallocation it then made
+            // (copying every cell's view) was a tenth of the time
+            const auto rows = static_cast<std::size_t>(std::count(static_cast<const char*>(p), static_cast<const char*>(end), '\n')) + 1;
+            t.cells.reserve(rows * fields);
+            t.line.reserve(rows);
             continue;
         }
         if (fields != t.columns.size())
             throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ",
                                       t.columns.size()));
-        if (t.line.empty()) {  // room for as many rows as the first one's size says (one allocation, not ~20)
-            const auto left = static_cast<std::size_t>(end - rec_start);
-            const std::size_t rows = left / static_cast<std::size_t>(p - rec_start) + 16;
-            t.cells.reserve(std::min(rows * fields, left + 1));  // a field takes >= 1 byte (its delimiter)
-            t.line.reserve(std::min(rows, left + 1));
-        }
         t.line.push_back(rec_line);
     }
     if (in_header) throw format_error(path + ": empty table (no header line)");
@@ -177,7 +215,7 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
     for (std::size_t i = 0; i < cells.size(); ++i)
         for (const auto& [col, text] : cells[i]) {
             const char* at = t.storage.data() + t.storage.size();
-            t.storage.insert(t.storage.end(), text.begin(), text.end());
+            t.storage.append(text);
             t.cells[i * t.columns.size() + col] = std::string_view(at, text.size());
         }
     return t;

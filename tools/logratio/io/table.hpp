@@ -24,18 +24,22 @@ namespace logratio_cli {
 
 /// A table of text cells. The cells are views into `storage` (the file's
 /// bytes, quoted CSV fields unescaped in place), row-major; `line[i]` is the
-/// 1-based source line of row i. Movable, not copyable (the views would
-/// point into the original).
+/// 1-based source line of row i. Movable (the views follow the bytes: a
+/// short string's bytes move), not copyable (the views would point into the
+/// original).
 struct text_table {
     std::string path;
     std::vector<std::string> columns;
-    std::vector<char> storage;  ///< a vector keeps its buffer when moved
+    std::string storage;  ///< a string: parse_csv takes the file's text over instead of copying it
     std::vector<std::string_view> cells;
     std::vector<std::size_t> line;
 
     text_table() = default;
-    text_table(text_table&&) = default;
-    text_table& operator=(text_table&&) = default;
+    text_table(text_table&& o) noexcept { take(o); }
+    text_table& operator=(text_table&& o) noexcept {
+        take(o);
+        return *this;
+    }
     text_table(const text_table&) = delete;
     text_table& operator=(const text_table&) = delete;
 
@@ -44,12 +48,17 @@ struct text_table {
     std::optional<std::size_t> column(const std::string& name) const;
     /// "a, b, c": the columns, for messages.
     std::string column_list() const;
+
+private:
+    void take(text_table& o) noexcept;
 };
 
 /// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines;
 /// CRLF or LF line ends; the first record is the header; blank lines are
 /// skipped. One pass over the bytes; cells are views (text_table).
 text_table parse_csv(const std::string& text, const std::string& path);
+/// The same, the table keeping `text`'s buffer (no copy of the file).
+text_table parse_csv(std::string&& text, const std::string& path);
 
 /// JSON Lines: one object per line, keys are columns (union over all lines,
 /// in order of first appearance); null or absent = missing.

@@ -7,9 +7,14 @@
 // maximising (share of |delta| > 0.5 after c) - (share before), >= 4 tokens
 // on each side; a change point when >= 30% after, <= 10% before and >= 3
 // large tokens after.
-// Rule: fail when >= 3 sequences and >= 1% of sequences have one, and
+// Rule: fail when >= 2 sequences and >= 1% of sequences have one, and
 // large |delta| are rare overall (<= 5% of tokens: otherwise runs of them
-// happen by chance, as under a one-sided temperature).
+// happen by chance, as under a one-sided temperature). Two, not three: on
+// small batches (64-100 sequences, 5% desynced) only 1-5 of the planted
+// sequences show a change point, while no other planted bug shows two at a
+// share of large |delta| <= 5% (tests/test_doctor.cpp sweeps seeds and sizes:
+// clean 0 change points everywhere; shifts >= 70% large; temperature
+// 1-6 change points at 9-10% large).
 // Measured with tests/doctor/make_doctor_dumps --print (planted.hpp, 160 x 128 slots, ~9,900 tokens each):
 //   clean bf16 vs f32             0 sequences; share |delta| > 0.5: 0
 //   desync (5% from the middle)   4 of 160 (8 planted, 4 with >= 4 tokens after the point and a large |delta| there);
@@ -21,7 +26,7 @@
 LOGRATIO_NAMESPACE_BEGIN
 namespace doctor {
 
-constexpr std::uint64_t desync_fail_sequences = 3;
+constexpr std::uint64_t desync_fail_sequences = 2;
 constexpr double desync_fail_share = 0.01;
 constexpr double desync_max_big_share = 0.05;
 

@@ -1,5 +1,6 @@
 #include "json_history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -80,9 +81,21 @@ struct json_records_reader {
     /// The series of a wanted key, null for one the filter does not want.
     run_builder::series* series_of(run_builder& b, std::size_t i, std::string_view key) {
         key_slot& c = slot_of(b, i, key);
-        if (c.wanted && !c.series) c.series = &b.of(c.key);
+        if (c.wanted && !c.series) {
+            c.series = &b.of(c.key);
+            if (&b == stem_run && reserved + line_count <= run_builder::reserve_limit) {
+                run_builder::reserve(*c.series, line_count);
+                reserved += line_count;
+            }
+        }
         return c.wanted ? c.series : nullptr;
     }
+    /// The run of the records without a run key (a one-run file, as W&B and
+    /// verl write them) and the most records the file can hold (its line
+    /// count): that run's series are reserved at once (series_of), not grown.
+    const run_builder* stem_run = nullptr;
+    std::size_t line_count = 0;
+    std::size_t reserved = 0;  ///< points reserved so far (run_builder::reserve_limit)
 
     json_entry& push(const std::string& key, json_entry::kind_t kind, bool top) {
         if (used == entries.size()) entries.emplace_back();
@@ -137,7 +150,9 @@ struct json_records_reader {
         }
     }
 
-    const json_entry* top_entry(const char* key) const {
+    /// (string_view keys: a size compare first, no strlen; the const char*
+    /// compares were a tenth of a W&B JSON Lines read)
+    const json_entry* top_entry(std::string_view key) const {
         for (std::size_t i = 0; i < used; ++i)
             if (entries[i].top && entries[i].key == key) return &entries[i];
         return nullptr;
@@ -149,7 +164,7 @@ struct json_records_reader {
     }
     /// The run key: the first of run_id, run, name holding a string.
     const json_entry* run_key() const {
-        for (const char* k : {"run_id", "run", "name"})
+        for (const std::string_view k : {"run_id", "run", "name"})
             if (const auto* e = top_entry(k); e && e->kind == json_entry::string) return e;
         return nullptr;
     }
@@ -250,7 +265,7 @@ struct json_records_reader {
     template <class Place>
     void add_record(const Place& place, std::size_t line) {
         const json_entry* data = top_entry("data");
-        const char* step_key = nullptr;
+        std::string_view step_key;
         std::string sname;
         bool verl = false;
         if (top_entry("_step")) {
@@ -268,15 +283,18 @@ struct json_records_reader {
         }
         if (step_name.empty()) step_name = sname;
         else if (step_name != sname)
-            throw logratio::format_error(place() + ": record has '" + step_key + "' but earlier records used " + step_name);
+            throw logratio::format_error(place() + ": record has '" + std::string(step_key) + "' but earlier records used " + step_name);
         const auto s = number_of(*top_entry(step_key));
-        if (!s || std::isnan(*s)) throw logratio::format_error(place() + ": '" + step_key + "' is not a number");
+        if (!s || std::isnan(*s)) throw logratio::format_error(place() + ": '" + std::string(step_key) + "' is not a number");
         const std::int64_t step = integer_step(*s, place());
         const json_entry* rk = run_key();
         if (!rk && stem.empty()) stem = file_stem(path);
         const std::string& name = rk ? rk->str : stem;
         auto it = runs.find(name);
-        if (it == runs.end()) it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
+        if (it == runs.end()) {
+            it = runs.emplace(name, run_builder(name, path, step_name, keys)).first;
+            if (!rk) stem_run = &it->second;
+        }
         double wall = std::nan("");
         if (const auto* t = top_entry("_timestamp"))
             if (const auto w = number_of(*t)) wall = *w;
@@ -369,6 +387,7 @@ history_set read_json_history_text(const std::string& text, const std::string& p
     } else {  // JSON Lines: one record per line
         std::size_t line = 1;
         json_scanner js(std::string_view(), path);
+        r.line_count = static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) + 1;
         for (std::size_t pos = 0; pos <= all.size(); ++line) {
             std::size_t nl = all.find('\n', pos);
             if (nl == std::string_view::npos) nl = all.size();

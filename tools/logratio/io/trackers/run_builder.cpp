@@ -19,21 +19,32 @@ void run_builder::add(const std::string& metric, std::int64_t step, double value
 }
 
 run_history run_builder::finish() {
-    for (auto& [metric, pts] : points_) {
-        const auto by_step = [](const entry& a, const entry& b) { return a.p.step < b.p.step; };
-        if (!std::is_sorted(pts.begin(), pts.end(), by_step)) std::stable_sort(pts.begin(), pts.end(), by_step);
+    for (auto& [metric, s] : points_) {
         auto& v = run_.metrics[metric];
-        v.clear();
-        v.reserve(pts.size());
-        for (std::size_t i = 0; i < pts.size(); ++i) {
-            if (i > 0 && pts[i].p.step == pts[i - 1].p.step) {
-                if (latest_by_time_) keep_latest(v.back(), pts[i].p);
-                else check_same(metric, pts[i - 1], pts[i]);
-                continue;
+        const auto& pts = s.points;
+        const auto increasing = [](const point& a, const point& b) { return a.step >= b.step; };
+        if (std::adjacent_find(pts.begin(), pts.end(), increasing) == pts.end()) {
+            v = std::move(s.points);  // sorted, unique steps: the common case, nothing to decide
+            if (v.capacity() > 2 * v.size() + 64) v.shrink_to_fit();  // a reservation that was not filled
+        } else {
+            // by step, in reading order among equal steps (a stable sort of the positions)
+            std::vector<std::size_t> order(pts.size());
+            for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return pts[a].step < pts[b].step; });
+            v.clear();
+            v.reserve(pts.size());
+            for (std::size_t i = 0; i < order.size(); ++i) {
+                const point& p = pts[order[i]];
+                if (i > 0 && p.step == pts[order[i - 1]].step) {
+                    if (latest_by_time_) keep_latest(v.back(), p);
+                    else check_same(metric, pts[order[i - 1]], s.where[order[i - 1]], p, s.where[order[i]]);
+                    continue;
+                }
+                v.push_back(p);
             }
-            v.push_back(pts[i].p);
         }
-        series().swap(pts);
+        s = series();  // its memory back before the next metric
     }
     points_.clear();
     return std::move(run_);
@@ -51,20 +62,22 @@ void run_builder::keep_latest(point& kept, const point& again) {
     if (later(again, kept)) kept = again;
 }
 
-void run_builder::check_same(const std::string& metric, const entry& first, const entry& again) const {
-    const double a = first.p.value, b = again.p.value;
+void run_builder::check_same(const std::string& metric, const point& first, std::uint64_t first_where,
+                             const point& again, std::uint64_t again_where) const {
+    const double a = first.value, b = again.value;
     if (a == b || (std::isnan(a) && std::isnan(b))) return;
     using logratio::detail::concat;
-    const std::string& f = files_[again.file];
-    throw logratio::format_error(concat(f, where(again.line), ": run '", run_.name, "', metric '", metric, "', step ",
-                                        again.p.step, ": ", b, " here but ", a, where_before(first, f),
+    const std::string& f = file_of(again_where);
+    throw logratio::format_error(concat(f, where(line_of(again_where)), ": run '", run_.name, "', metric '", metric,
+                                        "', step ", again.step, ": ", b, " here but ", a, where_before(first_where, f),
                                         " (conflicting duplicate step)"));
 }
 
-std::string run_builder::where_before(const entry& e, const std::string& file) const {
-    const std::string& f = files_[e.file];
-    if (f != file) return " in " + f + where(e.line);
-    return e.line ? " on line " + std::to_string(e.line) : std::string(" before");
+std::string run_builder::where_before(std::uint64_t w, const std::string& file) const {
+    const std::string& f = file_of(w);
+    const std::size_t line = line_of(w);
+    if (f != file) return " in " + f + where(line);
+    return line ? " on line " + std::to_string(line) : std::string(" before");
 }
 
 std::uint32_t run_builder::file_index(const std::string& file) {
@@ -76,6 +89,9 @@ std::uint32_t run_builder::file_index(const std::string& file) {
     last_file_ = &file;
     for (std::uint32_t i = 0; i < files_.size(); ++i)
         if (files_[i] == file) return last_ = i;
+    if (files_.size() >> file_bits)  // the packing of series::where; no tracker run has a million files
+        throw logratio::error(logratio::detail::concat("run '", run_.name, "': more than ",
+                                                       (std::size_t{1} << file_bits) - 1, " files"));
     files_.push_back(file);
     return last_ = static_cast<std::uint32_t>(files_.size() - 1);
 }

@@ -18,13 +18,18 @@ namespace logratio_cli::trackers {
 
 class run_builder {
 public:
-    /// The points of one metric as read (any order; duplicates resolved in finish()).
-    struct entry {
-        point p;
-        std::size_t line;
-        std::uint32_t file;  ///< index into files_ (0: the run's source)
+    /// The points of one metric as read (any order; duplicates resolved in
+    /// finish()), columnar: the points as finish() hands them over (moved,
+    /// not copied, when they came sorted with unique steps: the copy and
+    /// its first-touch page faults were a sixth of a JSON Lines read) and
+    /// where each was read, packed (file_bits), for the duplicate messages.
+    struct series {
+        std::vector<point> points;
+        std::vector<std::uint64_t> where;
     };
-    using series = std::vector<entry>;
+    /// A point's file index (into files_, 0: the run's source) in the low
+    /// file_bits bits of its `where`, its line above them.
+    static constexpr unsigned file_bits = 20;
 
     run_builder() = default;
     /// `keys` (may be null: every key) must outlive the builder.
@@ -57,8 +62,19 @@ public:
     /// `line` is where the point was read (a line number, or 0 when the
     /// format has none: the message then names `file` only).
     void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
-        s.push_back(entry{point{step, value, wall_time}, line, file_index(file)});
+        s.points.push_back(point{step, value, wall_time});
+        s.where.push_back(static_cast<std::uint64_t>(line) << file_bits | file_index(file));
     }
+    /// Room for `n` points in `s` (a reader that knows how many records are
+    /// left, e.g. a one-run file's line count): no reallocation while adding.
+    static void reserve(series& s, std::size_t n) {
+        s.points.reserve(n);
+        s.where.reserve(n);
+    }
+    /// The most points a reader reserves for one run, over all its series
+    /// (1 GiB of address space): a sparse history (hundreds of keys, each
+    /// in a few rows) beyond it grows its series as they fill instead.
+    static constexpr std::size_t reserve_limit = std::size_t{1} << 25;
     /// Adds a point of `metric` if the filter wants it.
     void add(const std::string& metric, std::int64_t step, double value, double wall_time, const std::string& file,
              std::size_t line);
@@ -69,9 +85,12 @@ public:
 
 private:
     void keep_latest(point& kept, const point& again);
-    void check_same(const std::string& metric, const entry& first, const entry& again) const;
+    void check_same(const std::string& metric, const point& first, std::uint64_t first_where, const point& again,
+                    std::uint64_t again_where) const;
     static std::string where(std::size_t line);
-    std::string where_before(const entry& e, const std::string& file) const;
+    std::string where_before(std::uint64_t w, const std::string& file) const;
+    const std::string& file_of(std::uint64_t w) const { return files_[w & ((std::uint64_t{1} << file_bits) - 1)]; }
+    static std::size_t line_of(std::uint64_t w) { return static_cast<std::size_t>(w >> file_bits); }
     std::uint32_t file_index(const std::string& file);
     const key_filter* keys_ = nullptr;
     bool latest_by_time_ = false;

@@ -63,10 +63,30 @@ std::map<fs::path, fs::path> latest_trainer_states(const fs::path& input) {
     return out;
 }
 
+/// The series each value of the previous entry went to, by its position in
+/// the entry: log_history entries repeat their keys in one order, so one
+/// compare finds the series instead of a lookup in the run's map (those
+/// string compares were a seventh of a trainer_state.json read).
+struct entry_slots {
+    std::vector<std::string> keys;
+    std::vector<run_builder::series*> series;
+    run_builder::series& of(run_builder& b, std::size_t i, const std::string& key) {
+        if (i >= keys.size()) {
+            keys.resize(i + 1);
+            series.resize(i + 1, nullptr);
+        }
+        if (!series[i] || keys[i] != key) {
+            keys[i] = key;
+            series[i] = &b.of(key);
+        }
+        return *series[i];
+    }
+};
+
 /// One log_history entry (at '{'): its numeric values (booleans 1/0) at its
 /// `step`; text, lists and nested values are not metrics and are passed over.
 void read_log_entry(json_scanner& js, const std::string& path, std::size_t index, run_builder& b,
-                    std::vector<std::pair<std::string, double>>& values, std::string& key) {
+                    std::vector<std::pair<std::string, double>>& values, std::string& key, entry_slots& slots) {
     const auto place = [&] { return path + ": log_history[" + std::to_string(index) + "]"; };  // errors only
     if (js.peek() != '{') {
         js.skip_value();
@@ -99,7 +119,7 @@ void read_log_entry(json_scanner& js, const std::string& path, std::size_t index
     if (!step) throw logratio::format_error(place() + ": 'step' is not a number");
     if (!is_integer_step(*step)) integer_step(*step, place());  // throws, naming the entry
     const auto s = static_cast<std::int64_t>(*step);
-    for (std::size_t i = 0; i < used; ++i) b.add(b.of(values[i].first), s, values[i].second, std::nan(""), path, 0);
+    for (std::size_t i = 0; i < used; ++i) b.add(slots.of(b, i, values[i].first), s, values[i].second, std::nan(""), path, 0);
 }
 
 /// Whether a top-level field of TrainerState (transformers
@@ -141,6 +161,7 @@ void read_log_history(const fs::path& file, run_builder& b) {
     }
     std::string key, entry_key;
     std::vector<std::pair<std::string, double>> values;
+    entry_slots slots;  // one builder per file (b)
     bool found = false;
     for (bool first = true; js.next_member(first, key);) {
         if (key != "log_history" || found) {
@@ -154,7 +175,7 @@ void read_log_history(const fs::path& file, run_builder& b) {
         }
         found = true;
         bool first_entry = true;
-        for (std::size_t i = 0; js.next_element(first_entry); ++i) read_log_entry(js, path, i, b, values, entry_key);
+        for (std::size_t i = 0; js.next_element(first_entry); ++i) read_log_entry(js, path, i, b, values, entry_key, slots);
     }
     if (!js.at_end()) js.fail("text after the trainer state");
     if (!found) throw no_history();

@@ -1,5 +1,6 @@
 #include "wandb_history.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -7,6 +8,7 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../number_parse.hpp"
 #include "run_builder.hpp"
 
 namespace logratio_cli::trackers {
@@ -22,6 +24,16 @@ namespace {
 
 bool is_pandas_index_column(const std::string& name) {
     return name.empty() || name.rfind("Unnamed: ", 0) == 0;
+}
+
+/// A cell that is a number from its first to its last byte (no spaces, no
+/// '+', no missing-value word) into `x`: then cell_double reads the same
+/// value (it trims, then parses with the same parse_double); false sends the
+/// cell the general way (parse_cell).
+inline bool plain_number(std::string_view cell, double& x) {
+    const char c = cell[0];
+    if (!((c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+    return parse_double(cell.data(), cell.data() + cell.size(), x) == cell.data() + cell.size();
 }
 
 }  // namespace
@@ -54,6 +66,11 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
             auto& cache = series_of[name];
             for (const auto c : metric_cols)
                 cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
+            // one run: at most a point per row in each series
+            const std::size_t wanted = cache.size() - static_cast<std::size_t>(std::count(cache.begin(), cache.end(), nullptr));
+            if (!rc && t.row_count() * wanted <= run_builder::reserve_limit)
+                for (auto* s : cache)
+                    if (s) run_builder::reserve(*s, t.row_count());
         }
         const auto& series = series_of[name];
         const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
@@ -61,6 +78,12 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
             if (!series[k]) continue;  // not read (key_filter)
             const std::size_t c = metric_cols[k];
             const std::string_view cell = t.cell(i, c);
+            if (cell.empty()) continue;  // not logged by this event
+            double x = 0;
+            if (plain_number(cell, x)) {  // most cells: what parse_cell would read, without its trimming
+                it->second.add(*series[k], step, x, wall, t.path, t.line[i]);
+                continue;
+            }
             const auto b = cell.find_first_not_of(" \t");
             if (b == std::string_view::npos) continue;  // not logged by this event
             if (cell[b] == '{' || cell[b] == '[') {
