@@ -15,9 +15,12 @@ output: scipy_runs_timed); not at all past that (theilslopes would need
 n²/2 slopes in memory: 360 GB at 300,000 updates).
 
 usage: runs_vs_scipy.py LOGRATIO_BINARY [--big] > runs_vs_scipy.json
-Prints one JSON object: per input the CLI's wall seconds and peak RSS,
+Prints one JSON object: per input the CLI's wall seconds (--threads
+default: the usable CPUs; at 200 x 8,000 also --threads 1), CPU seconds
+(user + system) and peak RSS,
 scipy's seconds, the ratio, and the scaling ratios the targets of issue 41
-name. One run each: the machine may be shared, so compare ratios.
+name. The tables go to the temporary directory (TMPDIR, else /tmp; --big
+writes 3.3 GB there) and are deleted after each case. One run each: the machine may be shared, so compare ratios.
 """
 import json
 import os
@@ -69,15 +72,15 @@ def scipy_stats(runs):
     return time.perf_counter() - t0
 
 
-def cli(binary, path):
+def cli(binary, path, extra=()):
     t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "runs", path, "--json"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", binary, "runs", path, "--json", *extra],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         raise SystemExit("logratio runs failed on %s: %s" % (path, p.stderr[-2000:]))
-    rss_kb = int(p.stderr.strip().splitlines()[-1])
-    return dt, rss_kb / 1024.0
+    rss_kb, user, system = p.stderr.strip().splitlines()[-1].split()
+    return dt, int(rss_kb) / 1024.0, float(user) + float(system)
 
 
 def main():
@@ -95,7 +98,9 @@ def main():
             path = os.path.join(d, name + ".csv")
             write_table(path, runs, updates, seed=runs * 7919 + updates)
             c = {"runs": runs, "updates": updates, "bytes": os.path.getsize(path)}
-            c["cli_s"], c["cli_peak_rss_mb"] = cli(binary, path)
+            c["cli_s"], c["cli_peak_rss_mb"], c["cli_cpu_s"] = cli(binary, path)
+            if name == "200x8000":  # the runs analysed on both cores (the default) against one
+                c["cli_1_thread_s"] = cli(binary, path, ["--threads", "1"])[0]
             if scipy_runs:
                 data = read_runs(path)[:scipy_runs]
                 c["scipy_runs_timed"] = scipy_runs

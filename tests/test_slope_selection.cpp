@@ -18,6 +18,7 @@
 
 #include <logratio/stats/rank_tests.hpp>
 #include <logratio/stats/regression.hpp>
+#include <logratio/stats/trend_fits.hpp>
 
 namespace {
 
@@ -192,5 +193,117 @@ TEST_CASE("run statistics equal scipy's at n = 10^4 and 10^5 with ties (O(n) pai
         close_to_scipy(l.rvalue, c["linregress"]["r"].get<double>(), "linregress r");
         close_to_scipy(l.pvalue, c["linregress"]["p"].get<double>(), "linregress p");
         close_to_scipy(l.slope_stderr, c["linregress"]["stderr"].get<double>(), "linregress stderr");
+    }
+}
+
+TEST_CASE("slope selection: the median and Sen's interval through one shared band, bitwise the O(n²) list's") {
+    // samples large against the band limit: the shared band is taken (its
+    // own sample, one more round per cluster), on data with and without
+    // repeated points (the merge's weighted and unit paths)
+    std::mt19937_64 g(7041);
+    std::size_t shared = 0, weighted = 0;
+    for (int it = 0; it < 40; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 150 + static_cast<std::size_t>(g() % 250), x, y);
+        if (it % 2)
+            for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) + 0.25 * x[i];  // distinct x
+        const auto s = sorted_slopes(x, y);
+        const auto d = detail::slope_data_of(x.data(), y.data(), x.size());
+        if (s.size() < 100) continue;
+        weighted += std::any_of(d.w.begin(), d.w.end(), [](std::uint64_t w) { return w > 1; });
+        const auto r = detail::theil_sen_ranks_of(d.pairs, x.size(), d.x_tie_sum, d.y_tie_sum, 0.95);
+        std::vector<std::uint64_t> ranks = {r.median_lo, r.median_hi};
+        if (r.lo < s.size() && r.hi < s.size()) ranks.insert(ranks.end(), {r.lo, r.hi});
+        detail::slope_selection_tuning tune;
+        tune.limit = 40;
+        tune.sample = 4000;
+        detail::slope_selection_trace trace;
+        const auto v = detail::slopes_at_ranks(d, ranks, &trace, tune);
+        shared += trace.shared;
+        for (std::size_t q = 0; q < ranks.size(); ++q) {
+            INFO("case " << it << ", n " << x.size() << ", rank " << ranks[q] << " of " << s.size());
+            CHECK(same_bits(v[q], s[static_cast<std::size_t>(ranks[q])]));
+        }
+    }
+    CHECK(shared >= 10);
+    CHECK(weighted >= 3);
+}
+
+TEST_CASE("radix_order: the order of a sort by (value, index), ties and signed zeros included") {
+    std::mt19937_64 g(12);
+    for (const std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(100), std::size_t(511), std::size_t(512),
+                                std::size_t(5000)}) {
+        std::vector<double> v(n);
+        for (auto& e : v) {
+            const auto k = g() % 5;
+            e = k == 0 ? 0.0 : k == 1 ? -0.0 : k == 2 ? static_cast<double>(g() % 7) - 3.0
+                                                      : std::ldexp(static_cast<double>(g() % 100000) - 5e4, -int(g() % 60));
+        }
+        std::vector<std::uint32_t> got, want(n);
+        detail::radix_order(v.data(), n, got);
+        for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<std::uint32_t>(i);
+        std::stable_sort(want.begin(), want.end(), [&](std::uint32_t a, std::uint32_t b) { return v[a] < v[b]; });
+        INFO("n " << n);
+        REQUIRE(got.size() == n);
+        for (std::size_t i = 0; i + 1 < n; ++i) CHECK(v[got[i]] <= v[got[i + 1]]);  // sorted by value
+        std::size_t same = 0;  // and, zeros apart (-0 first in the radix order), the same permutation
+        for (std::size_t i = 0; i < n; ++i) same += got[i] == want[i] || (v[got[i]] == 0 && v[want[i]] == 0);
+        CHECK(same == n);
+    }
+}
+
+TEST_CASE("theil_sen_and_kendall: bitwise theil_sen and kendall_tau, one pair count") {
+    std::mt19937_64 g(91);
+    for (const std::size_t n : {std::size_t(40), std::size_t(91), std::size_t(700), std::size_t(3000)}) {
+        std::vector<double> x, y;
+        tied_data(g, n, x, y);
+        for (std::size_t i = 0; i < n; ++i) x[i] += static_cast<double>(i % 3);  // x never all equal
+        const auto both = theil_sen_and_kendall(x.data(), y.data(), n);
+        const auto t = theil_sen(x.data(), y.data(), n);
+        const auto k = kendall_tau(x.data(), y.data(), n);
+        INFO("n " << n);
+        CHECK(same_bits(both.theil_sen.slope, t.slope));
+        CHECK(same_bits(both.theil_sen.low, t.low));
+        CHECK(same_bits(both.theil_sen.high, t.high));
+        CHECK(same_bits(both.theil_sen.intercept, t.intercept));
+        CHECK(same_bits(both.kendall.tau, k.tau));
+        CHECK(same_bits(both.kendall.pvalue, k.pvalue));
+        CHECK(!std::isnan(both.kendall.pvalue));
+    }
+}
+
+TEST_CASE("kendall_exact_p from the per-thread table: bitwise the recurrence run to c, every n <= 40 and c") {
+    std::size_t compared = 0;
+    for (std::uint64_t n = 3; n <= 40; ++n) {
+        const std::uint64_t tot = n * (n - 1) / 2;
+        for (std::uint64_t c = 0; c <= tot; ++c) {
+            const std::uint64_t cc = std::min(c, tot - c);
+            if (cc <= 1 || 4 * cc == n * (n - 1)) continue;  // closed forms
+            double s = 0.0;
+            for (double v : detail::kendall_inversion_table(n, cc, false)) s += v;
+            const double want = std::clamp(2.0 * s / detail::factorial_of(n), 0.0, 1.0);
+            INFO("n " << n << ", c " << c);
+            CHECK(same_bits(kendall_exact_p(n, c), want));
+            if (c % 7 == 0) kendall_exact_p(n + 1, 2 + c % 5);  // another n in between: its own table
+            ++compared;
+        }
+    }
+    CHECK(compared > 9000);
+}
+
+TEST_CASE("select_order_statistics: the values a sort puts at the ranks") {
+    std::mt19937_64 g(5);
+    for (int it = 0; it < 200; ++it) {
+        std::vector<double> v(1 + g() % 300);
+        for (auto& e : v) e = static_cast<double>(g() % 50);  // ties
+        auto sorted = v;
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<std::uint64_t> ranks;
+        for (int q = 0; q < 1 + static_cast<int>(g() % 6); ++q) ranks.push_back(g() % (v.size() + 2));  // some past the end
+        ranks.push_back(v.size() / 2);
+        if (v.size() > 1) ranks.push_back(v.size() / 2 - 1);  // the median's two halves: a scan
+        detail::select_order_statistics(v, ranks);
+        for (const auto k : ranks)
+            if (k < v.size()) CHECK(v[static_cast<std::size_t>(k)] == sorted[static_cast<std::size_t>(k)]);
     }
 }

@@ -6,18 +6,22 @@
 // means with t intervals, and a two-group comparison. Every number is the one
 // scipy computes on the same data (see stats/*.hpp for which function).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <exception>
 #include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "../core/error.hpp"
+#include "../detail/parallel.hpp"
 #include "../stats/descriptive.hpp"
 #include "../stats/rank_tests.hpp"
 #include "../stats/regression.hpp"
 #include "../stats/t_tests.hpp"
+#include "../stats/trend_fits.hpp"
 #include "run_series.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -52,10 +56,19 @@ struct group_comparison {
     std::vector<std::string> notes;
 };
 
+/// The threads analyze_runs uses when runs_options::threads is 0: 1 unless
+/// the program sets another (the CLI sets --threads' value). The results
+/// never depend on it (each run is analysed on its own, stored in input order).
+inline std::atomic<unsigned>& analysis_threads() {
+    static std::atomic<unsigned> n{1};
+    return n;
+}
+
 struct runs_options {
     double confidence = 0.95;
     /// Groups to compare (a - b); empty: the first two groups in input order.
     std::string compare_a, compare_b;
+    unsigned threads = 0;  ///< runs analysed in parallel; 0: analysis_threads()
 };
 
 struct runs_analysis {
@@ -107,8 +120,9 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
         r.notes.push_back(detail::concat("run '", s.run, "': all updates have the same number: no trend"));
     } else {
         r.ols = stats::linregress(x.data(), y.data(), n, confidence);
-        r.theil_sen = stats::theil_sen(x.data(), y.data(), n, confidence);
-        r.kendall = stats::kendall_tau(x.data(), y.data(), n);
+        const auto trend = stats::theil_sen_and_kendall(x.data(), y.data(), n, confidence);
+        r.theil_sen = trend.theil_sen;
+        r.kendall = trend.kendall;
         if (n == 2) r.notes.push_back(detail::concat("run '", s.run, "' has 2 updates: no slope interval"));
         if (std::isnan(r.kendall.tau))
             r.notes.push_back(detail::concat("run '", s.run, "': constant values: Kendall's tau undefined"));
@@ -116,16 +130,42 @@ inline run_stats analyze_run(const run_series& s, double confidence = 0.95) {
     return r;
 }
 
+namespace detail {
+/// analyze_run of every series on `threads` threads, each taking the next
+/// run no thread has taken (long runs balance), the results in input order;
+/// an error is the one of the first failing run in input order, as on one
+/// thread.
+inline std::vector<run_stats> analyze_each_run(const std::vector<const run_series*>& series, double confidence,
+                                               unsigned threads) {
+    std::vector<run_stats> out(series.size());
+    std::vector<std::exception_ptr> err(series.size());
+    std::atomic<std::size_t> next{0};
+    const auto parts = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(threads, series.size())));
+    run_parts(parts, [&](unsigned) {
+        for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < series.size();) {
+            try {
+                out[i] = analyze_run(*series[i], confidence);
+            } catch (...) {
+                err[i] = std::current_exception();
+            }
+        }
+    });
+    for (const auto& e : err)
+        if (e) std::rethrow_exception(e);
+    return out;
+}
+}  // namespace detail
+
 /// Per-run, per-group and two-group statistics (see the header comment);
 /// the series by pointer (a caller holding them elsewhere copies none).
+/// The runs are analysed on opt.threads threads (identical results).
 inline runs_analysis analyze_runs(const std::vector<const run_series*>& series, const runs_options& opt = {}) {
     runs_analysis out;
-    out.runs.reserve(series.size());
+    out.runs = detail::analyze_each_run(series, opt.confidence, opt.threads ? opt.threads : analysis_threads().load());
     std::vector<std::string> order;
-    for (const auto* s : series) {
-        out.runs.push_back(analyze_run(*s, opt.confidence));
-        if (std::find(order.begin(), order.end(), s->group) == order.end()) order.push_back(s->group);
-        for (const auto& n : out.runs.back().notes) out.notes.push_back(n);
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        if (std::find(order.begin(), order.end(), series[i]->group) == order.end()) order.push_back(series[i]->group);
+        for (const auto& n : out.runs[i].notes) out.notes.push_back(n);
     }
     auto values_of = [&](const std::string& g, bool slopes) {
         std::vector<double> v;

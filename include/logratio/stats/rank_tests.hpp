@@ -41,19 +41,13 @@ inline double factorial_of(std::uint64_t n) {
 }
 }  // namespace detail
 
-/// Two-sided exact p-value of Kendall's statistic with c concordant pairs
-/// among n values without ties (Kendall 1970: the number of permutations
-/// with k inversions, by cumulative sums).
-inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
-    const std::uint64_t tot = n * (n - 1) / 2;
-    c = std::min(c, tot - c);
-    if (n <= 2) return 1.0;
-    if (c == 0) return n < 171 ? 2.0 / detail::factorial_of(n) : 0.0;
-    if (c == 1) return n < 172 ? 2.0 / detail::factorial_of(n - 1) : 0.0;
-    if (4 * c == n * (n - 1)) return 1.0;
-    // f[k]: permutations of j elements with k inversions (k <= c); for n >= 171
-    // the counts overflow, so scipy keeps them divided by j! instead.
-    const bool scaled = n >= 171;
+namespace detail {
+/// f[k], k = 0..c: the permutations of n elements with k inversions (Kendall
+/// 1970, by cumulative sums), divided by j! at each step when `scaled`
+/// (n >= 171: the counts overflow; scipy does the same). Each f[k] depends
+/// on f[0..k] only, so the first c + 1 entries of a longer table are these,
+/// bit for bit.
+inline std::vector<double> kendall_inversion_table(std::uint64_t n, std::uint64_t c, bool scaled) {
     std::vector<double> f(c + 1, 0.0);
     f[0] = f[1] = 1.0;
     for (std::uint64_t j = 3; j <= n; ++j) {
@@ -65,8 +59,40 @@ inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
         if (j <= c)  // f[k] -= f[k - j] with the values before this subtraction
             for (std::uint64_t k = c; k >= j; --k) f[k] -= f[k - j];
     }
+    return f;
+}
+
+/// The sum of f[0..c] of kendall_inversion_table(n, c, false), the tables
+/// of n <= 64 kept per thread once made (at most ~180 KB): many short runs
+/// pay the O(n³) recurrence once per length (it was a fifth of their
+/// analysis), same bits.
+inline double kendall_inversions_up_to(std::uint64_t n, std::uint64_t c) {
+    thread_local std::vector<std::vector<double>> tables(65);
+    auto& table = tables[static_cast<std::size_t>(n)];
+    if (table.empty()) table = kendall_inversion_table(n, n * (n - 1) / 4, false);
     double s = 0.0;
-    for (double v : f) s += v;
+    for (std::uint64_t k = 0; k <= c; ++k) s += table[static_cast<std::size_t>(k)];
+    return s;
+}
+}  // namespace detail
+
+/// Two-sided exact p-value of Kendall's statistic with c concordant pairs
+/// among n values without ties (Kendall 1970: the number of permutations
+/// with k inversions, by cumulative sums).
+inline double kendall_exact_p(std::uint64_t n, std::uint64_t c) {
+    const std::uint64_t tot = n * (n - 1) / 2;
+    c = std::min(c, tot - c);
+    if (n <= 2) return 1.0;
+    if (c == 0) return n < 171 ? 2.0 / detail::factorial_of(n) : 0.0;
+    if (c == 1) return n < 172 ? 2.0 / detail::factorial_of(n - 1) : 0.0;
+    if (4 * c == n * (n - 1)) return 1.0;
+    const bool scaled = n >= 171;
+    double s = 0.0;
+    if (n <= 64) {
+        s = detail::kendall_inversions_up_to(n, c);  // c <= tot / 2: inside the table
+    } else {
+        for (double v : detail::kendall_inversion_table(n, c, scaled)) s += v;
+    }
     const double p = !scaled ? 2.0 * s / detail::factorial_of(n) : s;
     return std::clamp(p, 0.0, 1.0);
 }

@@ -151,18 +151,33 @@ inline theil_sen_fit theil_sen_from(std::uint64_t m, const theil_sen_ranks& r, d
     return f;
 }
 
+/// Places the order statistics of ranks r[0..nr) (sorted, distinct, in
+/// [first, last)) of v[first, last), whose values are all those ranks': the
+/// middle rank first, then each side within its part (a rank at an end of
+/// its part by a min or max scan: the median's two halves).
+inline void select_ranks_within(std::vector<double>& v, std::size_t first, std::size_t last, const std::uint64_t* r,
+                                std::size_t nr) {
+    if (nr == 0) return;
+    const std::size_t mid = nr / 2, k = static_cast<std::size_t>(r[mid]);
+    const auto b = v.begin();
+    const auto at = b + static_cast<std::ptrdiff_t>(k);
+    if (k == first)
+        std::iter_swap(at, std::min_element(at, b + static_cast<std::ptrdiff_t>(last)));
+    else if (k + 1 == last)
+        std::iter_swap(at, std::max_element(b + static_cast<std::ptrdiff_t>(first), b + static_cast<std::ptrdiff_t>(last)));
+    else
+        std::nth_element(b + static_cast<std::ptrdiff_t>(first), at, b + static_cast<std::ptrdiff_t>(last));
+    select_ranks_within(v, first, k, r, mid);
+    select_ranks_within(v, k + 1, last, r + mid + 1, nr - mid - 1);
+}
+
 /// Puts the k-th smallest value of `v` at v[k] for every k in `ranks`
-/// (indices >= v.size() are ignored), as a sort would, in O(size) per rank:
-/// each selection works on the part above the previous rank.
+/// (indices >= v.size() are ignored), as a sort would.
 inline void select_order_statistics(std::vector<double>& v, std::vector<std::uint64_t> ranks) {
     std::sort(ranks.begin(), ranks.end());
-    std::size_t from = 0;
-    for (const std::uint64_t k : ranks) {
-        if (k >= v.size() || k < from) continue;  // out of range, or already placed
-        std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(k),
-                         v.end());
-        from = static_cast<std::size_t>(k) + 1;
-    }
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    while (!ranks.empty() && ranks.back() >= v.size()) ranks.pop_back();
+    select_ranks_within(v, 0, v.size(), ranks.data(), ranks.size());
 }
 }  // namespace detail
 
@@ -191,22 +206,31 @@ inline theil_sen_fit theil_sen_reference(const double* x, const double* y, std::
 /// (slope_selection.hpp) in O(n log n) expected time and O(n) memory, and
 /// are bitwise the slopes theil_sen_reference selects. Throws when all x
 /// are equal.
-inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95) {
-    // up to 4005 slopes: listing them is faster than any search (the same
-    // slopes, the same ranks: the same result)
-    if (n <= 90) return theil_sen_reference(x, y, n, confidence);
-    const auto d = detail::slope_data_of(x, y, n);
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence = 0.95);
+
+namespace detail {
+/// theil_sen on the points of d (from slope_data_of(x, y, n), n > 90).
+inline theil_sen_fit theil_sen_of(const slope_data& d, const double* x, const double* y, std::size_t n,
+                                  double confidence) {
     const std::uint64_t m = d.pairs;
     if (m == 0) throw shape_error("theil_sen: needs two distinct x values");
-    const auto r = detail::theil_sen_ranks_of(m, n, d.x_tie_sum, d.y_tie_sum, confidence);
+    const auto r = theil_sen_ranks_of(m, n, d.x_tie_sum, d.y_tie_sum, confidence);
     std::vector<std::uint64_t> ranks = {r.median_lo, r.median_hi};
     if (r.lo < m && r.hi < m) {
         ranks.push_back(r.lo);
         ranks.push_back(r.hi);
     }
-    const auto v = detail::slopes_at_ranks(d, ranks);
+    const auto v = slopes_at_ranks(d, ranks);
     const double lo = v.size() > 2 ? v[2] : nan, hi = v.size() > 2 ? v[3] : nan;
-    return detail::theil_sen_from(m, r, v[0], v[1], lo, hi, x, y, n);
+    return theil_sen_from(m, r, v[0], v[1], lo, hi, x, y, n);
+}
+}  // namespace detail
+
+inline theil_sen_fit theil_sen(const double* x, const double* y, std::size_t n, double confidence) {
+    // up to 4005 slopes: listing them is faster than any search (the same
+    // slopes, the same ranks: the same result)
+    if (n <= 90) return theil_sen_reference(x, y, n, confidence);
+    return detail::theil_sen_of(detail::slope_data_of(x, y, n), x, y, n, confidence);
 }
 
 }  // namespace stats

@@ -11,17 +11,20 @@
 //    put the point of larger x first exactly for the pairs whose slope is
 //    below t. So with a second threshold b >= a, the pairs whose slope lies
 //    in [a, b] are the inversions of the b-order inside the a-order, and the
-//    pairs below a the inversions of x inside the a-order: counted with a
-//    Fenwick tree in O(n log n), enumerated by a merge sort in
-//    O(n log n + pairs), and sampled uniformly (a random inversion: its
-//    later element by the prefix sums of the per-element counts, its
-//    earlier one by a Fenwick search) in O((n + m) log n).
+//    pairs below a the inversions of x inside the a-order: all three --
+//    counted in O(n log n), sampled uniformly in O(n log n + m) and
+//    enumerated in O(n log n + pairs) -- by one merge sort of integer ranks
+//    (inversion_merge.hpp), the orders by a radix sort of the rounded keys
+//    (radix_order.hpp) with exact tie-breaks.
 //  - Start with the band of all pairs. While the band holds more than
 //    L = O(n) pairs: draw m = O(n) random pairs of the band, take the sample
 //    slopes c·sqrt(m) ranks below and above where the wanted rank falls, and
 //    make them the new band. A band of B pairs shrinks to O(B / sqrt(m)) with
 //    high probability, so after O(1) rounds (two for n up to 10^5) it holds
 //    O(n) pairs; those are enumerated and the wanted ranks picked from them.
+//    Ranks far apart (the median and the ends of Sen's interval) are first
+//    bracketed together by one sample, in one shared band that each then
+//    narrows in one more round (slope_selection_impl.hpp, shared_band_of).
 //    A band that missed a rank (probability falls as exp(-c²/2)) is retried
 //    with a wider margin; the answer is always checked, never assumed.
 //
@@ -48,11 +51,14 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "exact_keys.hpp"
+#include "inversion_merge.hpp"
 #include "pair_counts.hpp"
+#include "radix_order.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace stats {
@@ -68,6 +74,7 @@ struct slope_data {
     std::uint64_t nonpositive = 0;     ///< slopes <= 0 (and the pairs tied in y)
     double x_tie_sum = 0, y_tie_sum = 0;  ///< sums of k(k-1)(2k+5) over the tie groups (Sen's variance)
     bool exact_range = true;           ///< values in the range where the keys are exact
+    kendall_counts counts;             ///< Knight's pair counts of the points (Kendall's tau too)
 };
 
 inline slope_data slope_data_of(const double* x, const double* y, std::size_t n) {
@@ -111,6 +118,7 @@ inline slope_data slope_data_of(const double* x, const double* y, std::size_t n)
     d.nonpositive = d.pairs - static_cast<std::uint64_t>(c.s) - c.dis;
     d.x_tie_sum = c.x1;
     d.y_tie_sum = c.y1;
+    d.counts = c;
     return d;
 }
 
@@ -121,66 +129,47 @@ inline double pair_slope(const slope_data& d, std::uint32_t i, std::uint32_t j) 
     return (d.y[i] - d.y[j]) / (d.x[i] - d.x[j]);
 }
 
-/// Fenwick tree of weights over ranks 0..n-1.
-struct fenwick {
-    std::vector<std::uint64_t> t;
-    explicit fenwick(std::size_t n) : t(n + 1, 0) {}
-    void add(std::size_t i, std::uint64_t v) {
-        for (++i; i < t.size(); i += i & (~i + 1)) t[i] += v;
-    }
-    std::uint64_t prefix(std::size_t i) const {  // sum of ranks < i
-        std::uint64_t s = 0;
-        for (; i > 0; i -= i & (~i + 1)) s += t[i];
-        return s;
-    }
-    /// The smallest rank r with prefix(r + 1) > target.
-    std::size_t find(std::uint64_t target) const {
-        std::size_t pos = 0, step = 1;
-        while (step * 2 < t.size()) step *= 2;
-        for (; step; step /= 2)
-            if (pos + step < t.size() && t[pos + step] <= target) {
-                pos += step;
-                target -= t[pos];
-            }
-        return pos;
-    }
-};
-
 /// The points in the order of their keys y - t·x, ties by x (t = -inf: by
 /// x then y; t = +inf: by x descending then y, the keys' limits); `keys`
 /// gets the keys of a finite t.
 inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::vector<exact_key>& keys) {
     const std::size_t n = d.x.size();
     std::vector<std::uint32_t> o(n);
-    std::iota(o.begin(), o.end(), 0u);
     keys.clear();
-    if (t == -std::numeric_limits<double>::infinity()) return o;
-    if (t == std::numeric_limits<double>::infinity()) {
-        std::sort(o.begin(), o.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return d.x[a] > d.x[b] || (d.x[a] == d.x[b] && d.y[a] < d.y[b]);
-        });
+    if (t == -std::numeric_limits<double>::infinity()) {
+        std::iota(o.begin(), o.end(), 0u);
+        return o;
+    }
+    if (t == std::numeric_limits<double>::infinity()) {  // the groups of equal x last to first, y ascending in each
+        std::size_t out = 0;
+        for (std::size_t e = n; e > 0;) {
+            std::size_t b = e - 1;
+            while (b > 0 && d.xrank[b - 1] == d.xrank[e - 1]) --b;
+            for (std::size_t i = b; i < e; ++i) o[out++] = static_cast<std::uint32_t>(i);
+            e = b;
+        }
         return o;
     }
     keys.resize(n);
     double err = 0;
-    std::vector<std::pair<double, std::uint32_t>> rounded(n);
+    thread_local std::vector<double> approx;
+    approx.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         keys[i] = key_of(t, d.x[i], d.y[i]);
-        rounded[i] = {keys[i].approx, static_cast<std::uint32_t>(i)};
+        approx[i] = keys[i].approx;
         err = std::max(err, keys[i].err);
     }
-    // by the rounded keys first; two keys whose order that could get wrong
-    // are within 2·err of each other, and so is every key between them: the
-    // runs of keys closer than that are sorted again, exactly
-    std::sort(rounded.begin(), rounded.end());
-    for (std::size_t i = 0; i < n; ++i) o[i] = rounded[i].second;
+    // by the rounded keys first (radix_order.hpp); two keys whose order that
+    // could get wrong are within 2·err of each other, and so is every key
+    // between them: the runs of keys closer than that are sorted again, exactly
+    radix_order(approx.data(), n, o);
     const auto exact_less = [&](std::uint32_t a, std::uint32_t b) {
         const int c = compare_keys(keys[a], keys[b]);
         return c < 0 || (c == 0 && d.x[a] < d.x[b]);
     };
     for (std::size_t i = 0; i < n;) {
         std::size_t j = i + 1;
-        while (j < n && !(rounded[j].first - rounded[j - 1].first > 2 * err)) ++j;
+        while (j < n && !(approx[o[j]] - approx[o[j - 1]] > 2 * err)) ++j;
         if (j - i > 1)
             std::sort(o.begin() + static_cast<std::ptrdiff_t>(i), o.begin() + static_cast<std::ptrdiff_t>(j), exact_less);
         i = j;
@@ -194,10 +183,23 @@ struct slope_band {
     double a = 0, b = 0;
     std::vector<std::uint32_t> point;  ///< point at each position of the a-order
     std::vector<std::uint32_t> rank;   ///< b-rank of each position (ties: the later position first)
-    std::vector<std::uint64_t> cum;    ///< cum[p]: band pairs whose later element is before position p
+    std::uint64_t pairs = 0;           ///< pairs in the band (the inversions of the b-ranks)
     std::uint64_t below = 0;           ///< pairs with exact slope < a
-    std::uint64_t size() const { return cum.back(); }
+    std::uint64_t size() const { return pairs; }
 };
+
+/// The points of the a-order with the key `key` of each (the merge's items).
+template <class Key>
+std::vector<merge_item> items_of(const slope_band& s, const Key& key) {
+    std::vector<merge_item> it(s.point.size());
+    for (std::size_t p = 0; p < it.size(); ++p) it[p] = {key(p), s.point[p]};
+    return it;
+}
+
+/// The weights of the points, or null when every point is single (no weights to carry).
+inline const std::vector<std::uint64_t>* weights_of(const slope_data& d) {
+    return std::all_of(d.w.begin(), d.w.end(), [](std::uint64_t w) { return w == 1; }) ? nullptr : &d.w;
+}
 
 /// Each position's rank in the b-order; a tie in the b-key puts the later
 /// a-position first, so that every pair tied at b counts as inside.
@@ -223,7 +225,10 @@ inline void b_ranks(const std::vector<std::uint32_t>& by_b, const std::vector<ex
     }
 }
 
-inline slope_band band_of(const slope_data& d, double a, double b) {
+/// The band [a, b]; `known`: its (below, pairs) when the caller knows them
+/// (the bands of all negative or all positive slopes: Kendall's counts).
+inline slope_band band_of(const slope_data& d, double a, double b,
+                          const std::pair<std::uint64_t, std::uint64_t>* known = nullptr) {
     const std::size_t n = d.x.size();
     slope_band s;
     s.a = a;
@@ -234,19 +239,20 @@ inline slope_band band_of(const slope_data& d, double a, double b) {
     for (std::size_t p = 0; p < n; ++p) pos_of[s.point[p]] = static_cast<std::uint32_t>(p);
     const auto by_b = key_order(d, b, keys);
     b_ranks(by_b, keys, pos_of, s.rank);
-    fenwick by_rank(n), by_x(n);
-    s.cum.assign(n + 1, 0);
-    std::uint64_t inserted = 0;
-    for (std::size_t p = 0; p < n; ++p) {
-        const std::uint32_t i = s.point[p];
-        const std::uint64_t later_x = inserted - by_x.prefix(d.xrank[i] + 1);
-        const std::uint64_t later_b = inserted - by_rank.prefix(s.rank[p] + 1);
-        s.below += d.w[i] * later_x;
-        s.cum[p + 1] = s.cum[p] + d.w[i] * later_b;
-        by_x.add(d.xrank[i], d.w[i]);
-        by_rank.add(s.rank[p], d.w[i]);
-        inserted += d.w[i];
+    if (known) {
+        std::tie(s.below, s.pairs) = *known;
+        return s;
     }
+    // the pairs below a: a larger x before a smaller one in the a-order
+    // (equal x: no slope, and the merge keeps equal keys in order)
+    if (const auto* w = weights_of(d)) {
+        s.below = inversion_count(items_of(s, [&](std::size_t p) { return d.xrank[s.point[p]]; }), w);
+        s.pairs = inversion_count(items_of(s, [&](std::size_t p) { return s.rank[p]; }), w);
+        return s;
+    }
+    std::vector<std::uint32_t> x_in_a(n);
+    for (std::size_t p = 0; p < n; ++p) x_in_a[p] = d.xrank[s.point[p]];
+    std::tie(s.below, s.pairs) = inversion_counts(std::move(x_in_a), s.rank);
     return s;
 }
 
@@ -268,35 +274,22 @@ struct splitmix {
 };
 
 /// m slopes of pairs drawn from the band by stratified sampling (one
-/// uniform draw in each m-th of the band's pairs: the targets come sorted,
-/// and a stratified sample's quantiles vary less than an i.i.d. one's).
+/// uniform draw in each m-th of the band's pairs, in the order the merge
+/// meets them: the targets come sorted, and a stratified sample's quantiles
+/// vary less than an i.i.d. one's).
 inline std::vector<double> sample_band(const slope_data& d, const slope_band& s, std::size_t m, splitmix& rng) {
-    const std::size_t n = d.x.size();
     const std::uint64_t size = s.size();
     m = static_cast<std::size_t>(std::min<std::uint64_t>(m, size));
-    std::vector<std::uint32_t> at_rank(n);
-    for (std::size_t p = 0; p < n; ++p) at_rank[s.rank[p]] = static_cast<std::uint32_t>(p);
-    fenwick by_rank(n);
-    std::vector<double> out;
-    out.reserve(m);
+    std::vector<std::uint64_t> targets(m);
     const std::uint64_t whole = m ? size / m : 0, part = m ? size % m : 0;
-    const auto stratum = [&](std::size_t k) {  // floor(k * size / m) without overflow (k <= m <= 2^22)
+    const auto stratum = [&](std::size_t k) {  // floor(k * size / m) without overflow (k <= m <= 2^24)
         return k * whole + k * part / m;
     };
-    std::size_t next = 0;
-    std::uint64_t target = m ? stratum(0) + rng.below(stratum(1) - stratum(0)) : 0;
-    for (std::size_t p = 0; p < n && next < m; ++p) {
-        const std::uint32_t i = s.point[p];
-        const std::uint64_t not_after = by_rank.prefix(s.rank[p] + 1);
-        while (next < m && target < s.cum[p + 1]) {
-            // the (offset)-th weight among earlier positions of higher b-rank
-            const std::uint64_t offset = (target - s.cum[p]) / d.w[i];
-            const std::size_t r = by_rank.find(not_after + offset);
-            out.push_back(pair_slope(d, s.point[at_rank[r]], i));
-            if (++next < m) target = stratum(next) + rng.below(stratum(next + 1) - stratum(next));
-        }
-        by_rank.add(s.rank[p], d.w[i]);
-    }
+    for (std::size_t k = 0; k < m; ++k) targets[k] = stratum(k) + rng.below(stratum(k + 1) - stratum(k));
+    std::vector<double> out;
+    out.reserve(m);
+    inversions_at(items_of(s, [&](std::size_t p) { return s.rank[p]; }), weights_of(d), targets,
+                  [&](std::uint32_t earlier, std::uint32_t later) { out.push_back(pair_slope(d, earlier, later)); });
     return out;
 }
 
@@ -305,28 +298,14 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
 /// positions of higher rank that a later one passes.
 template <class F>
 void for_each_band_pair(const slope_data& d, const slope_band& s, const F& f) {
-    const std::size_t n = d.x.size();
-    std::vector<std::uint32_t> cur(n), tmp(n);
-    std::iota(cur.begin(), cur.end(), 0u);
-    for (std::size_t width = 1; width < n; width *= 2) {
-        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
-            const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
-            std::size_t i = lo, j = mid, o = lo;
-            while (i < mid || j < hi) {
-                if (j == hi || (i < mid && s.rank[cur[i]] < s.rank[cur[j]])) {
-                    tmp[o++] = cur[i++];
-                    continue;
-                }
-                const std::uint32_t later = s.point[cur[j]];
-                for (std::size_t k = i; k < mid; ++k) {
-                    const std::uint32_t earlier = s.point[cur[k]];
-                    f(pair_slope(d, earlier, later), d.w[earlier] * d.w[later]);
-                }
-                tmp[o++] = cur[j++];
-            }
-        }
-        std::swap(cur, tmp);
-    }
+    const auto* w = weights_of(d);
+    for_each_inversion_range(items_of(s, [&](std::size_t p) { return s.rank[p]; }), w,
+                             [&](const std::vector<merge_item>& cur, std::size_t i, std::size_t mid,
+                                 const merge_item& later, const std::vector<std::uint64_t>&) {
+                                 for (std::size_t k = i; k < mid; ++k)
+                                     f(pair_slope(d, cur[k].point, later.point),
+                                       w ? d.w[cur[k].point] * d.w[later.point] : 1);
+                             });
 }
 
 /// The smallest threshold a such that every pair whose computed slope is

@@ -74,7 +74,7 @@ void add_runs_options(CLI::App* c, runs_args& a, bool report) {
         c->add_flag("--points", a.points,
                     "print every (run, step, metric, value) the readers read, in order, and nothing else (with "
                     "--json: a \"points\" array): to check a reader against the tracker");
-    add_threads_option(*c, a.threads, "dumps computed in parallel");
+    add_threads_option(*c, a.threads, "dumps computed and runs analysed in parallel");
     if (!report) return;
     c->add_option("--dump", a.dump, "dump whose delta histogram the report shows (default: the worst update)");
     c->add_option("--export", a.export_dir,
