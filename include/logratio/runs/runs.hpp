@@ -56,19 +56,13 @@ struct group_comparison {
     std::vector<std::string> notes;
 };
 
-/// The threads analyze_runs uses when runs_options::threads is 0: 1 unless
-/// the program sets another (the CLI sets --threads' value). The results
-/// never depend on it (each run is analysed on its own, stored in input order).
-inline std::atomic<unsigned>& analysis_threads() {
-    static std::atomic<unsigned> n{1};
-    return n;
-}
-
 struct runs_options {
     double confidence = 0.95;
     /// Groups to compare (a - b); empty: the first two groups in input order.
     std::string compare_a, compare_b;
-    unsigned threads = 0;  ///< runs analysed in parallel; 0: analysis_threads()
+    /// Runs analysed in parallel (0 and 1: one thread). The results never
+    /// depend on it: each run is analysed on its own, stored in input order.
+    unsigned threads = 1;
 };
 
 struct runs_analysis {
@@ -161,7 +155,7 @@ inline std::vector<run_stats> analyze_each_run(const std::vector<const run_serie
 /// The runs are analysed on opt.threads threads (identical results).
 inline runs_analysis analyze_runs(const std::vector<const run_series*>& series, const runs_options& opt = {}) {
     runs_analysis out;
-    out.runs = detail::analyze_each_run(series, opt.confidence, opt.threads ? opt.threads : analysis_threads().load());
+    out.runs = detail::analyze_each_run(series, opt.confidence, opt.threads ? opt.threads : 1u);
     std::vector<std::string> order;
     for (std::size_t i = 0; i < series.size(); ++i) {
         if (std::find(order.begin(), order.end(), series[i]->group) == order.end()) order.push_back(series[i]->group);

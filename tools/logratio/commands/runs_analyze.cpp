@@ -24,7 +24,6 @@ namespace logratio_cli {
 namespace fs = std::filesystem;
 
 int run_runs(const runs_args& a) {
-    logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
     if (a.list_attributes) {
         print_attributes(L, a.json);
@@ -112,7 +111,6 @@ int run_report(const runs_args& a) {
         const auto problem = directory_target_problem(figure_directory(a), &only_figures);
         if (!problem.empty()) throw logratio::error("--markdown's figures: " + problem);
     }
-    logratio::analysis_threads() = a.threads;  // the runs analysed in parallel (identical results)
     const auto L = load_runs(a);
     auto e = evidence_of(a, L, true);
     std::optional<reconcile_result> rec;

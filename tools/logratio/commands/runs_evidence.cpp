@@ -13,8 +13,9 @@ namespace logratio_cli {
 
 namespace {
 
-logratio::runs_options options_of(const std::string& compare) {
+logratio::runs_options options_of(const std::string& compare, unsigned threads) {
     logratio::runs_options o;
+    o.threads = threads;  // the runs analysed in parallel (identical results)
     if (compare.empty()) return o;
     const auto comma = compare.find(',');
     if (comma == std::string::npos || compare.find(',', comma + 1) != std::string::npos)
@@ -82,6 +83,7 @@ void analyze_strata(const runs_args& a, const logratio::runs_analysis& whole, ev
     const double alpha = 1.0 - logratio::runs_options().confidence;
     for (auto& s : e.strata) {
         logratio::runs_options o;
+        o.threads = a.threads;
         const auto* c = whole.comparison ? &*whole.comparison : nullptr;
         const bool both = c && has_group(s.runs, c->a) && has_group(s.runs, c->b);
         if (both) {
@@ -114,7 +116,7 @@ void analyze_strata(const runs_args& a, const logratio::runs_analysis& whole, ev
 
 evidence analyze_evidence(const runs_args& a, const loaded_runs& L) {
     evidence e;
-    const auto o = options_of(L.compare);
+    const auto o = options_of(L.compare, a.threads);
     e.metrics.push_back({L.metric, &L.runs, analyze(L.runs, o)});
     for (const auto& m : L.others) {
         // a metric's comparison needs both groups to have runs with it
