@@ -366,7 +366,9 @@ TEST_CASE("doctor: every planted bug at other seeds and sizes gives its own find
         std::uint64_t seed;
     };
     for (const shape c : {shape{64, 96, 11}, shape{100, 128, 5}}) {
-        for (const auto& [b, name] : planted::all_bugs()) {
+        for (const auto& bug_name : planted::all_bugs()) {
+            const planted::bug b = bug_name.first;
+            const std::string& name = bug_name.second;  // (clang 14 captures no structured binding)
             CAPTURE(c.B);
             CAPTURE(c.seed);
             CAPTURE(name);
