@@ -61,24 +61,58 @@ inline kendall_counts kendall_counts_reference(const double* x, const double* y,
     return c;
 }
 
+/// The indices 0..n) ordered by (x, y); O(n) when they already are (a
+/// run's updates come in order: the common case skips the sort).
+inline std::vector<std::uint32_t> xy_order(const double* x, const double* y, std::size_t n) {
+    std::vector<std::uint32_t> idx(n);
+    for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
+    const auto less = [&](std::uint32_t a, std::uint32_t b) { return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]); };
+    if (!std::is_sorted(idx.begin(), idx.end(), less)) std::sort(idx.begin(), idx.end(), less);
+    return idx;
+}
+
+/// The exchanges of a bottom-up merge sort of a (ties keep their order),
+/// a left sorted; branchless (masks: which run an item comes from is a coin
+/// toss for the predictor). a gets a readable slot past the end (its value
+/// never decides: j < hi does).
+inline std::uint64_t merge_exchanges(std::vector<double>& a) {
+    const std::size_t n = a.size();
+    a.push_back(0);
+    std::vector<double> b(n + 1);
+    std::uint64_t dis = 0;
+    for (std::size_t width = 1; width < n; width *= 2) {
+        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
+            const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
+            std::size_t i = lo, j = mid;
+            for (std::size_t o = lo; o < hi; ++o) {
+                const std::size_t right = (j < hi) & ((i >= mid) | (a[j] < a[i])), mask = ~right + 1;
+                b[o] = a[i ^ ((i ^ j) & mask)];
+                dis += (mid - i) & mask;
+                i += 1 - right;
+                j += right;
+            }
+        }
+        std::swap(a, b);
+    }
+    a.pop_back();
+    return dis;
+}
+
 /// Knight's (1966) O(n log n) count ("A computer method for calculating
 /// Kendall's tau with ungrouped data", JASA 61): sort by (x, y); the pairs
 /// tied in x, and in x and y together, are runs of that order; a merge sort
 /// of the y's counts the exchanges, i.e. the pairs in strictly opposite
 /// order (within an x tie the y's are sorted, so no exchange); the sorted
 /// y's give the pairs tied in y. Then concordant - discordant =
-/// all - tied x - tied y + tied both - 2·discordant.
-inline kendall_counts kendall_counts_of(const double* x, const double* y, std::size_t n) {
-    std::vector<std::uint32_t> idx(n);
-    for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
-    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
-    });
+/// all - tied x - tied y + tied both - 2·discordant. The (x, y) order is
+/// given (xy_order).
+inline kendall_counts kendall_counts_in_order(const double* x, const double* y, const std::vector<std::uint32_t>& idx) {
+    const std::size_t n = idx.size();
     auto tied_pairs = [](std::size_t i, std::size_t j) {
         const std::uint64_t k = j - i;
         return k * (k - 1) / 2;
     };
-    std::vector<double> a(n), b(n);
+    std::vector<double> a(n);
     kendall_counts c;
     std::uint64_t both = 0;
     for (std::size_t i = 0, j = 0; i < n; i = j) {
@@ -90,29 +124,16 @@ inline kendall_counts kendall_counts_of(const double* x, const double* y, std::s
         }
     }
     for (std::size_t i = 0; i < n; ++i) a[i] = y[idx[i]];
-    std::uint64_t dis = 0;  // exchanges of a bottom-up merge sort (ties keep their order)
-    for (std::size_t width = 1; width < n; width *= 2) {
-        for (std::size_t lo = 0; lo < n; lo += 2 * width) {
-            const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
-            std::size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) {
-                if (a[j] < a[i]) {
-                    dis += mid - i;
-                    b[o++] = a[j++];
-                } else {
-                    b[o++] = a[i++];
-                }
-            }
-            while (i < mid) b[o++] = a[i++];
-            while (j < hi) b[o++] = a[j++];
-        }
-        std::swap(a, b);
-    }
+    const std::uint64_t dis = merge_exchanges(a);  // a: the y's sorted
     tie_runs(a, [&](std::uint64_t k) { c.add_y_group(k); });
     const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - (n > 0)) / 2;
     c.dis = dis;
     c.s = static_cast<std::int64_t>(tot - c.xtie - c.ytie + both) - 2 * static_cast<std::int64_t>(dis);
     return c;
+}
+
+inline kendall_counts kendall_counts_of(const double* x, const double* y, std::size_t n) {
+    return kendall_counts_in_order(x, y, xy_order(x, y, n));
 }
 
 }  // namespace detail
