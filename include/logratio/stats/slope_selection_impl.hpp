@@ -45,9 +45,10 @@ struct slope_selection_trace {
 /// [lo, hi] (the band missed it). A band of at most 8·limit pairs is listed
 /// (each pair as often as it has copies) and the ranks selected; a larger
 /// one could not shrink: its slopes lie within a few ulps of each other, so
-/// a histogram keeps their few distinct values.
+/// a histogram keeps their few distinct values. `nonzero`: no slope of the
+/// band is 0 (the exact bands): each rank by a radix select (kth_smallest).
 inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t limit, double lo, double hi,
-                       const std::vector<std::uint64_t>& k, std::vector<double>& out) {
+                       const std::vector<std::uint64_t>& k, std::vector<double>& out, bool nonzero = true) {
     out.clear();
     for (const std::uint64_t rank : k)
         if (rank < s.below || rank - s.below >= s.size()) return false;
@@ -58,6 +59,14 @@ inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t l
             if (c == 1) v.push_back(x);
             else v.insert(v.end(), static_cast<std::size_t>(c), x);
         });
+        if (nonzero) {
+            for (const std::uint64_t rank : k) {
+                const double at = kth_smallest(v, static_cast<std::size_t>(rank - s.below));
+                if (!(at >= lo && at <= hi)) return false;
+                out.push_back(at);
+            }
+            return true;
+        }
         std::size_t from = 0;
         bool placed = false;  // v[from] holds its order statistic
         for (const std::uint64_t rank : k) {
@@ -275,7 +284,7 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
         std::vector<std::uint64_t> k(ranks);
         std::sort(k.begin(), k.end());
         std::vector<double> got;
-        read_ranks(d, all, all.size(), -inf, inf, k, got);
+        read_ranks(d, all, all.size(), -inf, inf, k, got, false);  // (zeros, and maybe NaN)
         for (std::size_t i = 0; i < ranks.size(); ++i)
             out[i] = got[static_cast<std::size_t>(std::lower_bound(k.begin(), k.end(), ranks[i]) - k.begin())];
         return out;
