@@ -72,29 +72,29 @@ inline std::vector<std::uint32_t> xy_order(const double* x, const double* y, std
 }
 
 /// The exchanges of a bottom-up merge sort of a (ties keep their order),
-/// a left sorted; branchless (masks: which run an item comes from is a coin
-/// toss for the predictor). a gets a readable slot past the end (its value
-/// never decides: j < hi does).
+/// a left sorted. With branches: a branchless merge (masks, as in
+/// inversion_merge.hpp) measured slower here, 8.0 against 7.4 ms at n = 10^5.
 inline std::uint64_t merge_exchanges(std::vector<double>& a) {
     const std::size_t n = a.size();
-    a.push_back(0);
-    std::vector<double> b(n + 1);
+    std::vector<double> b(n);
     std::uint64_t dis = 0;
     for (std::size_t width = 1; width < n; width *= 2) {
         for (std::size_t lo = 0; lo < n; lo += 2 * width) {
             const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
-            std::size_t i = lo, j = mid;
-            for (std::size_t o = lo; o < hi; ++o) {
-                const std::size_t right = (j < hi) & ((i >= mid) | (a[j] < a[i])), mask = ~right + 1;
-                b[o] = a[i ^ ((i ^ j) & mask)];
-                dis += (mid - i) & mask;
-                i += 1 - right;
-                j += right;
+            std::size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                if (a[j] < a[i]) {
+                    dis += mid - i;
+                    b[o++] = a[j++];
+                } else {
+                    b[o++] = a[i++];
+                }
             }
+            while (i < mid) b[o++] = a[i++];
+            while (j < hi) b[o++] = a[j++];
         }
         std::swap(a, b);
     }
-    a.pop_back();
     return dis;
 }
 

@@ -21,7 +21,8 @@
 //    slopes c·sqrt(m) ranks below and above where the wanted rank falls, and
 //    make them the new band. A band of B pairs shrinks to O(B / sqrt(m)) with
 //    high probability, so after O(1) rounds (two for n up to 10^5) it holds
-//    O(n) pairs; those are enumerated and the wanted ranks picked from them.
+//    O(n) pairs; those are enumerated and the wanted ranks picked from them
+//    (a radix select of the slopes' bits, order_statistics.hpp).
 //    Ranks far apart (the median and the ends of Sen's interval) are first
 //    bracketed together by one sample, in one shared band that each then
 //    narrows in one more round (slope_selection_impl.hpp, shared_band_of).
