@@ -54,9 +54,9 @@ inline void select_order_statistics(std::vector<double>& v, std::vector<std::uin
 /// A pass is a histogram and a compaction, branch-predictable (few are
 /// kept): ~3.5x faster than nth_element's partitions on 5·10^5 slopes.
 inline double kth_smallest(const std::vector<double>& v, std::size_t k) {
-    thread_local std::vector<std::uint64_t> keys;  // reused per thread
+    // (not kept per thread: a listed band may be up to 128n slopes)
     std::size_t m = v.size();
-    keys.resize(m);
+    std::vector<std::uint64_t> keys(m);
     std::uint64_t lo = ~std::uint64_t(0), hi = 0;
     for (std::size_t i = 0; i < m; ++i) {
         keys[i] = ordered_bits(v[i]);
