@@ -12,15 +12,12 @@
 #include <sstream>
 #include <system_error>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #include <nlohmann/json.hpp>
 
 #include <logratio/core/error.hpp>
 #include "files_read.hpp"
 #include "number_parse.hpp"
+#include "table_csv_scan.hpp"
 
 namespace logratio_cli {
 
@@ -52,25 +49,6 @@ std::string text_table::column_list() const {
 
 namespace {
 
-/// The first ',' '\n' or '"' at or after `p` (`end` if none). SSE2 (every
-/// x86-64 CPU) compares 16 bytes at a time: a cell is ~20 bytes, the byte
-/// loop this replaced was a third of parse_csv's time.
-inline char* unquoted_field_end(char* p, char* const end) {
-#ifdef __SSE2__
-    const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n'), quote = _mm_set1_epi8('"');
-    while (end - p >= 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)),
-                                         _mm_cmpeq_epi8(v, quote));
-        const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
-        if (mask) return p + __builtin_ctz(mask);
-        p += 16;
-    }
-#endif
-    while (p < end && *p != ',' && *p != '\n' && *p != '"') ++p;
-    return p;
-}
-
 /// One CSV field starting at `p` (a quoted field is unescaped in place, the
 /// view then covers the shortened text); `p` is left on the delimiter after
 /// it (',' '\n' "\r\n") or at `end`. `line` counts the newlines inside.
@@ -80,7 +58,7 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
     char* const start = p;
     quoted = p < end && *p == '"';
     if (!quoted) {
-        p = unquoted_field_end(p, end);
+        p = csv_scan::unquoted_field_end(p, end);
         if (p < end && *p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
         const char* e = p;
         if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
