@@ -6,30 +6,36 @@ import sys
 
 from bench_json import cpu, header, medians
 
+import json
+
 fl = medians(f"{sys.argv[1]}/floors.json")
+load = json.load(open(f"{sys.argv[1]}/floors.json"))["context"].get("load_avg", [])
 n = 2 ** 25
 roof = fl["read_roofline/real_time"]["real_time"]
 panel_ms = fl["panel_library/real_time"]["real_time"]
 
 print("# Floors behind issue 21's unmet targets\n")
-print(f"Machine: {cpu}, 2 cores. One run of `bash bench/floors.sh` (bench/bench_floors.cpp, x86-64-v4 build); "
-      "medians of 3 repetitions. Experiments, not library code, each against the library's own kernel and a "
-      "roofline loop in the same binary and run, on the benchmarks' data (2^25 float32 tokens, 80% mask, one "
-      "thread).\n")
+print(f"Machine: {cpu}, 2 cores (shared: load average {', '.join(f'{x:.1f}' for x in load)} at the start). One run "
+      "of `bash bench/floors.sh` (bench/bench_floors.cpp, x86-64-v4 build); medians of 3 repetitions, wall time "
+      "(CPU time in the last column where the loop is compute-bound and the machine was shared). Experiments, "
+      "not library code, each against the library's own kernel and a roofline loop in the same binary and run, "
+      "on the benchmarks' data (2^25 float32 tokens, 80% mask, one thread).\n")
 
 
 def loop_table(rows, roof_ms, roof_name):
     """Rows (label, benchmark, whether it tests exactness) against a roofline."""
-    header('loop', 'ms', f"% of {roof_name}", 'batches with an inexact float32 delta')
+    header('loop', 'ms', f"% of {roof_name}", 'batches with an inexact float32 delta', 'CPU ms')
     for label, key, tested in rows:
         b = fl[f"{key}/real_time"]
         share = f"{100 * b['inexact_batch_share']:.1f}%" if tested else ""
-        print(f"| {label} | {b['real_time']:.1f} | {100 * roof_ms / b['real_time']:.0f}% | {share} |")
-    print(f"| {roof_name} | {roof_ms:.1f} | 100% | |")
+        print(f"| {label} | {b['real_time']:.1f} | {100 * roof_ms / b['real_time']:.0f}% | {share} | "
+              f"{b['cpu_time']:.1f} |")
+    print(f"| {roof_name} | {roof_ms:.1f} | 100% | | |")
 
 
 print("The panel's hot loop in float32 lanes against the library's panel and the read roofline (9 bytes/token):\n")
-loop_table((("library panel (float64 lanes)", "panel_library", False),
+loop_table((("library panel (float32 lanes, inexact/large deltas repaired in float64: panel/detail/panel_f32.hpp)",
+             "panel_library", False),
             ("0: float32, no exactness (not SPEC-safe)", "mixed_hot_loop<0>", False),
             ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_hot_loop<1>", True),
             ("2: as 1, inexact batches through the float64 step", "mixed_hot_loop<2>", True)), roof, "read roofline")
