@@ -72,6 +72,8 @@ namespace detail {
 #if LOGRATIO_PANEL_F32
 /// Batches of 16 tokens a float32 partial sum adds before its flush.
 constexpr int f32_flush_batches = 8;
+/// How far ahead the loop prefetches (detail/batches.hpp's prefetch_ahead).
+constexpr std::uint64_t f32_prefetch_tokens = 1024;
 
 /// True for the lanes and types the float32 loop reads.
 template <class V, class T, class M>
@@ -265,7 +267,7 @@ LOGRATIO_ALWAYS_INLINE inline void f32_sequence(const paired_view<T, M>& v, std:
     const __m512d K = vK, Ke = vKe;
     std::uint64_t i = b;
     for (; i + 16 <= e; i += 16) {
-        prefetch_ahead(v.train(), v.rollout(), v.mask(), i, b);
+        prefetch_ahead<f32_prefetch_tokens>(v.train(), v.rollout(), v.mask(), i, b);
         f32_batch<V, NT>(v, i, 0xffff, a, pend, th, K, Ke, nthr, above, step);
     }
     if (i < e) f32_batch<V, NT>(v, i, static_cast<__mmask16>((1u << (e - i)) - 1), a, pend, th, K, Ke, nthr, above, step);
