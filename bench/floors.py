@@ -59,15 +59,18 @@ loop_table((("library correct (float64 lanes)", "correction_library", False),
             ("1: + exact delta test and float64 sum of delta (inexact lanes unrepaired)", "mixed_correction<1>", True)),
            traffic['real_time'], "traffic roofline")
 
-print("""
+v1 = fl["mixed_hot_loop<1>/real_time"]["real_time"]
+print(f"""
 Notes on the panel's float32 loop (issue 41; A/B builds of the library's panel alone, not part of this run):
 with the machine shared, the full-size times above vary by up to 2x between runs (the read roofline measured
-11.4 to 18.5 ms on the same day), so the loop was tuned on 2^16 tokens held in L2 (min of 2,000 runs, the same
-synthetic data), compute only. From the branch `kernels` port (threshold popcounts into an array, TwoSum
-exactness test, compress of every batch's repair lanes) to panel/detail/panel_f32.hpp: vector threshold
-counters -> 1.06 ns/token; sum k3 and sum d^2 derived per sequence (two live vectors fewer) -> 1.047; the
-compress only in batches with a repair lane -> 1.00; exactness by two back-differences instead of TwoSum
--> 0.97 (9% below the port). Without any repair at all (not SPEC-safe) the same loop took 0.97-0.98 before the
-last two changes, so the repair lanes now cost ~2%; the float64 terms of e - K_e (ratio_std, and sum k3 for
-chi2) remain the largest single cost (~20%). At full size the prefetch distance of the float32 loop, 1024
-tokens instead of the float64 kernels' 2048, measured 8% faster (1.21 against 1.32 ns/token, min of 12).""")
+11.7 to 18.5 ms within one session, compute-bound loops 2.3x slower at worst), so the loop was tuned on 2^16
+tokens held in L2 (min of 2,000 runs, the same synthetic data), compute only. The branch `kernels` port with
+vector threshold counters: 1.06 ns/token; sum k3 and sum d^2 derived per sequence (two live vectors fewer):
+1.047; the compress only in batches with a repair lane: 1.00; exactness by two back-differences instead of
+TwoSum: 0.97 (9% below the port). The same loop without any repair (not SPEC-safe) took 0.97-0.98 before the
+last two changes: the repair lanes now cost ~2%; the float64 terms of e - K_e (ratio_std, and sum k3 for chi2)
+remain the largest single cost (~20%). At full size the float32 loop's prefetch distance, 1024 tokens instead
+of the float64 kernels' 2048, measured 8% faster (1.21 against 1.32 ns/token, min of 12). In this run the
+library panel took {panel_ms / v1:.2f}x variant 1's time; at the slowdown-free figures of variant 1 and the
+roofline measured before (15.1 and 11.4 ms) that ratio would be {100 * 11.4 / (15.1 * panel_ms / v1):.0f}% of the
+read roofline (an estimate, not a measurement).""")

@@ -126,7 +126,7 @@ struct f32_sums {
 
     /// The per-lane counts of thresholds [0, nthr) added to counts[], zeroed.
     void move_counts(std::uint32_t nthr, std::uint64_t* counts) noexcept {
-        for (std::uint32_t j = 0; j < nthr; ++j) {
+        for (std::uint32_t j = 0; j < nthr && j < 8; ++j) {
             const __m512i shift = _mm512_set1_epi32(8 * static_cast<int>(j % 4));
             const __m512i field = _mm512_and_si512(_mm512_srlv_epi32(above[j / 4], shift), _mm512_set1_epi32(0xff));
             counts[j] += static_cast<std::uint32_t>(_mm512_reduce_add_epi32(field));
@@ -213,7 +213,7 @@ LOGRATIO_ALWAYS_INLINE inline void f32_batch(const paired_view<T, M>& v, std::ui
     a.ftv = _mm512_add_ps(a.ftv, _mm512_abs_ps(e));
     a.fdk3 = _mm512_fmadd_ps(d0, k3, a.fdk3);
     const std::uint32_t n = NT >= 0 ? static_cast<std::uint32_t>(NT) : nthr;
-    for (std::uint32_t j = 0; j < n; ++j)
+    for (std::uint32_t j = 0; j < n && j < 8; ++j)
         a.above[j / 4] = _mm512_mask_add_epi32(a.above[j / 4], _mm512_mask_cmp_ps_mask(ok, ad, th.thr[j], _CMP_GT_OQ),
                                                a.above[j / 4], _mm512_set1_epi32(1 << (8 * (j % 4))));
     if (++a.batches == f32_flush_batches) a.flush(n, above);
