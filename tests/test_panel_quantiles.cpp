@@ -25,11 +25,16 @@ void check_fused(const logratio::paired_view<T, M>& v, const logratio::panel_opt
     CHECK(got.abs_delta_quantiles == want.abs_delta_quantiles);
     const auto ge = logratio::panel_entries(got), we = logratio::panel_entries(want);
     REQUIRE(ge.size() == we.size());
+    // At avx512 the panel alone runs float32/bf16/f16 inputs through its
+    // float32-lane loop (detail/panel_f32.hpp), the fused pass through the
+    // float64 lanes: the two agree within SPEC's 1e-6 there.
+    const bool f32_lanes = !std::is_same<T, double>::value && std::string(logratio::kernels::simd_level()) == "avx512";
+    const double rel = f32_lanes ? 1e-6 : 1e-12;
     for (std::size_t i = 0; i < ge.size(); ++i) {
         CAPTURE(ge[i].first);
         CHECK(ge[i].second.has_value() == we[i].second.has_value());
         if (ge[i].second && we[i].second && !std::isnan(*we[i].second))
-            CHECK(test::spec_close(*ge[i].second, *we[i].second, 1e-12, 1e-15));
+            CHECK(test::spec_close(*ge[i].second, *we[i].second, rel, 1e-15));
     }
 }
 

@@ -307,3 +307,60 @@ TEST_CASE("select_order_statistics: the values a sort puts at the ranks") {
             if (k < v.size()) CHECK(v[static_cast<std::size_t>(k)] == sorted[static_cast<std::size_t>(k)]);
     }
 }
+
+TEST_CASE("kth_smallest: the radix select's value is a sort's, negatives, ties and near-equal bits included") {
+    std::mt19937_64 g(17);
+    std::size_t compared = 0;
+    for (int it = 0; it < 300; ++it) {
+        std::vector<double> v(1 + g() % 700);
+        const int kind = it % 3;
+        for (auto& e : v) {
+            const double u = static_cast<double>(g() >> 11) * 0x1p-53;
+            if (kind == 0) e = (u - 0.5) * 1e3;                                     // both signs
+            else if (kind == 1) e = static_cast<double>(1 + g() % 9) * (g() % 2 ? -0.125 : 3.0);  // ties
+            else e = 2e-7 * (1 + u * 1e-12);                                         // a few ulps apart
+        }
+        auto sorted = v;
+        std::sort(sorted.begin(), sorted.end());
+        for (int q = 0; q < 4; ++q) {
+            const std::size_t k = q == 0 ? 0 : q == 1 ? v.size() - 1 : static_cast<std::size_t>(g() % v.size());
+            INFO("case " << it << ", n " << v.size() << ", k " << k);
+            CHECK(same_bits(detail::kth_smallest(v, k), sorted[k]));
+            ++compared;
+        }
+    }
+    CHECK(compared == 1200);
+}
+
+TEST_CASE("Knight's count: the O(n²) count with x in order (the sort skipped), in order with y unsorted in an x tie, and shuffled") {
+    std::mt19937_64 g(23);
+    for (int it = 0; it < 120; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 2 + static_cast<std::size_t>(g() % 300), x, y);
+        const int order = it % 3;
+        if (order < 2) std::sort(x.begin(), x.end());  // 0: in order unless an x tie has y out of order
+        if (order == 0) {
+            std::vector<std::size_t> idx(x.size());
+            for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+            std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+                return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
+            });
+            std::vector<double> yy(y.size());
+            for (std::size_t i = 0; i < idx.size(); ++i) yy[i] = y[idx[i]];
+            y = yy;  // (x, y) in order: xy_order is the identity without a sort
+        }
+        INFO("case " << it << ", order " << order << ", n " << x.size());
+        const auto c = detail::kendall_counts_of(x.data(), y.data(), x.size());
+        const auto r = detail::kendall_counts_reference(x.data(), y.data(), x.size());
+        CHECK(c.dis == r.dis);
+        CHECK(c.s == r.s);
+        CHECK(c.xtie == r.xtie);
+        CHECK(c.ytie == r.ytie);
+        CHECK(c.y1 == r.y1);
+        const auto idx = detail::xy_order(x.data(), y.data(), x.size());
+        for (std::size_t i = 1; i < idx.size(); ++i) {
+            const double xa = x[idx[i - 1]], xb = x[idx[i]];
+            CHECK((xa < xb || (xa == xb && y[idx[i - 1]] <= y[idx[i]])));
+        }
+    }
+}

@@ -50,11 +50,18 @@ def run_all(t, r, m, lens):
     return out
 
 
+def panel_rel(level):
+    """SPEC's 1e-6 at avx512, whose float32-lane panel loop (include/logratio/panel/detail/panel_f32.hpp)
+    computes the divergence terms of float32/bf16 inputs in float32 (bounds there); 1e-12 elsewhere."""
+    return 1e-6 if level == "avx512" else 1e-12
+
+
 def compare(got, ref, level):
     for k in ref["panel"]:
-        assert rel_equal(got["panel"][k], ref["panel"][k]), (level, k, got["panel"][k], ref["panel"][k])
+        assert rel_equal(got["panel"][k], ref["panel"][k], panel_rel(level)), (level, k, got["panel"][k],
+                                                                               ref["panel"][k])
     for k in ref["packed"]:
-        assert rel_equal(got["packed"][k], ref["packed"][k]), (level, "packed", k)
+        assert rel_equal(got["packed"][k], ref["packed"][k], panel_rel(level)), (level, "packed", k)
     for name in ("tis", "seq", "geo"):
         (w, k, m), (w0, k0, m0) = got[name], ref[name]
         assert np.array_equal(k, k0), (level, name, "mask")
@@ -64,7 +71,7 @@ def compare(got, ref, level):
     assert np.array_equal(got["q"], ref["q"]), level  # exact selection
     for part in ("total", "numeric", "lag"):
         for key, v in ref["split"][part].items():
-            assert rel_equal(got["split"][part][key], v), (level, part, key)
+            assert rel_equal(got["split"][part][key], v, panel_rel(level)), (level, part, key)
     for key, v in ref["logits"].items():
         assert np.allclose(got["logits"][key], v, rtol=1e-12, atol=1e-15), (level, key)
 

@@ -129,15 +129,17 @@ void load_chunk(const paired_view<T, M>& v, std::uint64_t i0, std::size_t n, std
 /// all three measured 10-14% slower panels and 25-50% slower corrections
 /// on Zen 4: the hardware prefetcher did not fill the lines between. mp may
 /// be null (no mask).
+/// `Ahead` tokens instead: the panel's float32-lane loop (1024: 8% faster
+/// than 2048 on Zen 4, the loop going through tokens twice as fast).
 constexpr std::uint64_t prefetch_tokens = 2048;
-template <class T, class M>
+template <std::uint64_t Ahead = prefetch_tokens, class T, class M>
 LOGRATIO_ALWAYS_INLINE inline void prefetch_ahead(const T* tp, const T* rp, const M* mp, std::uint64_t i,
                                                   std::uint64_t i0) noexcept {
     if ((i - i0) % (64 / sizeof(T)) == 0) {
-        __builtin_prefetch(tp + i + prefetch_tokens);
-        __builtin_prefetch(rp + i + prefetch_tokens);
+        __builtin_prefetch(tp + i + Ahead);
+        __builtin_prefetch(rp + i + Ahead);
     }
-    if (mp && (i - i0) % (64 / sizeof(M)) == 0) __builtin_prefetch(mp + i + prefetch_tokens);
+    if (mp && (i - i0) % (64 / sizeof(M)) == 0) __builtin_prefetch(mp + i + Ahead);
 }
 #endif
 

@@ -12,6 +12,8 @@
 //
 // The formulas that turn their sums into SPEC's values are the components'
 // (panel/panel_accumulator.hpp, correction/correction_accumulator.hpp).
+// Their float32 sibling, for 16-lane float32 batches whose delta is exact
+// in float32 (the panel's AVX-512 hot loop): token_terms_f32.hpp.
 //
 // Error analysis (u = 2^-53, the unit roundoff of double):
 // * d: l_T and l_E are widened to double exactly (float32, bf16, f16 and

@@ -41,9 +41,14 @@ void for_each_inversion_range(std::vector<merge_item> items, const std::vector<s
         merge_item later;
     };
     const std::size_t n = items.size();
-    std::vector<merge_item> tmp(n);
-    std::vector<event> ev(n);
-    std::vector<std::uint64_t> pw;
+    // reused per thread (a run's dozen merges allocate nothing once warm);
+    // f never merges again, so no call nests in another's buffers
+    thread_local std::vector<merge_item> tmp;
+    thread_local std::vector<event> ev;
+    thread_local std::vector<std::uint64_t> pw;
+    tmp.resize(n);
+    ev.resize(n);
+    pw.clear();  // (empty: every weight 1, to f)
     for (std::size_t width = 1; width < n; width *= 2) {
         if (w) {
             pw.resize(n + 1);
@@ -90,7 +95,9 @@ inline std::pair<std::uint64_t, std::uint64_t> inversion_counts(std::vector<std:
     const std::size_t n = a.size();
     a.push_back(0);  // a readable slot past the end (its value never decides: j < hi does)
     b.push_back(0);
-    std::vector<std::uint32_t> ta(n + 1), tb(n + 1);
+    thread_local std::vector<std::uint32_t> ta, tb;  // reused per thread
+    ta.resize(n + 1);
+    tb.resize(n + 1);
     std::uint64_t ca = 0, cb = 0;
     for (std::size_t width = 1; width < n; width *= 2) {
         for (std::size_t lo = 0; lo < n; lo += 2 * width) {

@@ -61,36 +61,23 @@ inline kendall_counts kendall_counts_reference(const double* x, const double* y,
     return c;
 }
 
-/// Knight's (1966) O(n log n) count ("A computer method for calculating
-/// Kendall's tau with ungrouped data", JASA 61): sort by (x, y); the pairs
-/// tied in x, and in x and y together, are runs of that order; a merge sort
-/// of the y's counts the exchanges, i.e. the pairs in strictly opposite
-/// order (within an x tie the y's are sorted, so no exchange); the sorted
-/// y's give the pairs tied in y. Then concordant - discordant =
-/// all - tied x - tied y + tied both - 2·discordant.
-inline kendall_counts kendall_counts_of(const double* x, const double* y, std::size_t n) {
+/// The indices 0..n) ordered by (x, y); O(n) when they already are (a
+/// run's updates come in order: the common case skips the sort).
+inline std::vector<std::uint32_t> xy_order(const double* x, const double* y, std::size_t n) {
     std::vector<std::uint32_t> idx(n);
     for (std::size_t i = 0; i < n; ++i) idx[i] = static_cast<std::uint32_t>(i);
-    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
-    });
-    auto tied_pairs = [](std::size_t i, std::size_t j) {
-        const std::uint64_t k = j - i;
-        return k * (k - 1) / 2;
-    };
-    std::vector<double> a(n), b(n);
-    kendall_counts c;
-    std::uint64_t both = 0;
-    for (std::size_t i = 0, j = 0; i < n; i = j) {
-        for (j = i + 1; j < n && x[idx[j]] == x[idx[i]]; ++j) {}
-        c.add_x_group(j - i);
-        for (std::size_t p = i, q = i; p < j; p = q) {
-            for (q = p + 1; q < j && y[idx[q]] == y[idx[p]]; ++q) {}
-            both += tied_pairs(p, q);
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i) a[i] = y[idx[i]];
-    std::uint64_t dis = 0;  // exchanges of a bottom-up merge sort (ties keep their order)
+    const auto less = [&](std::uint32_t a, std::uint32_t b) { return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]); };
+    if (!std::is_sorted(idx.begin(), idx.end(), less)) std::sort(idx.begin(), idx.end(), less);
+    return idx;
+}
+
+/// The exchanges of a bottom-up merge sort of a (ties keep their order),
+/// a left sorted. With branches: a branchless merge (masks, as in
+/// inversion_merge.hpp) measured slower here, 8.0 against 7.4 ms at n = 10^5.
+inline std::uint64_t merge_exchanges(std::vector<double>& a) {
+    const std::size_t n = a.size();
+    std::vector<double> b(n);
+    std::uint64_t dis = 0;
     for (std::size_t width = 1; width < n; width *= 2) {
         for (std::size_t lo = 0; lo < n; lo += 2 * width) {
             const std::size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
@@ -108,11 +95,45 @@ inline kendall_counts kendall_counts_of(const double* x, const double* y, std::s
         }
         std::swap(a, b);
     }
+    return dis;
+}
+
+/// Knight's (1966) O(n log n) count ("A computer method for calculating
+/// Kendall's tau with ungrouped data", JASA 61): sort by (x, y); the pairs
+/// tied in x, and in x and y together, are runs of that order; a merge sort
+/// of the y's counts the exchanges, i.e. the pairs in strictly opposite
+/// order (within an x tie the y's are sorted, so no exchange); the sorted
+/// y's give the pairs tied in y. Then concordant - discordant =
+/// all - tied x - tied y + tied both - 2·discordant. The (x, y) order is
+/// given (xy_order).
+inline kendall_counts kendall_counts_in_order(const double* x, const double* y, const std::vector<std::uint32_t>& idx) {
+    const std::size_t n = idx.size();
+    auto tied_pairs = [](std::size_t i, std::size_t j) {
+        const std::uint64_t k = j - i;
+        return k * (k - 1) / 2;
+    };
+    std::vector<double> a(n);
+    kendall_counts c;
+    std::uint64_t both = 0;
+    for (std::size_t i = 0, j = 0; i < n; i = j) {
+        for (j = i + 1; j < n && x[idx[j]] == x[idx[i]]; ++j) {}
+        c.add_x_group(j - i);
+        for (std::size_t p = i, q = i; p < j; p = q) {
+            for (q = p + 1; q < j && y[idx[q]] == y[idx[p]]; ++q) {}
+            both += tied_pairs(p, q);
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) a[i] = y[idx[i]];
+    const std::uint64_t dis = merge_exchanges(a);  // a: the y's sorted
     tie_runs(a, [&](std::uint64_t k) { c.add_y_group(k); });
     const std::uint64_t tot = static_cast<std::uint64_t>(n) * (n - (n > 0)) / 2;
     c.dis = dis;
     c.s = static_cast<std::int64_t>(tot - c.xtie - c.ytie + both) - 2 * static_cast<std::int64_t>(dis);
     return c;
+}
+
+inline kendall_counts kendall_counts_of(const double* x, const double* y, std::size_t n) {
+    return kendall_counts_in_order(x, y, xy_order(x, y, n));
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 
 #include "../core/error.hpp"
 #include "descriptive.hpp"
+#include "order_statistics.hpp"
 #include "slope_selection.hpp"
 #include "student_t.hpp"
 
@@ -151,34 +152,6 @@ inline theil_sen_fit theil_sen_from(std::uint64_t m, const theil_sen_ranks& r, d
     return f;
 }
 
-/// Places the order statistics of ranks r[0..nr) (sorted, distinct, in
-/// [first, last)) of v[first, last), whose values are all those ranks': the
-/// middle rank first, then each side within its part (a rank at an end of
-/// its part by a min or max scan: the median's two halves).
-inline void select_ranks_within(std::vector<double>& v, std::size_t first, std::size_t last, const std::uint64_t* r,
-                                std::size_t nr) {
-    if (nr == 0) return;
-    const std::size_t mid = nr / 2, k = static_cast<std::size_t>(r[mid]);
-    const auto b = v.begin();
-    const auto at = b + static_cast<std::ptrdiff_t>(k);
-    if (k == first)
-        std::iter_swap(at, std::min_element(at, b + static_cast<std::ptrdiff_t>(last)));
-    else if (k + 1 == last)
-        std::iter_swap(at, std::max_element(b + static_cast<std::ptrdiff_t>(first), b + static_cast<std::ptrdiff_t>(last)));
-    else
-        std::nth_element(b + static_cast<std::ptrdiff_t>(first), at, b + static_cast<std::ptrdiff_t>(last));
-    select_ranks_within(v, first, k, r, mid);
-    select_ranks_within(v, k + 1, last, r + mid + 1, nr - mid - 1);
-}
-
-/// Puts the k-th smallest value of `v` at v[k] for every k in `ranks`
-/// (indices >= v.size() are ignored), as a sort would.
-inline void select_order_statistics(std::vector<double>& v, std::vector<std::uint64_t> ranks) {
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    while (!ranks.empty() && ranks.back() >= v.size()) ranks.pop_back();
-    select_ranks_within(v, 0, v.size(), ranks.data(), ranks.size());
-}
 }  // namespace detail
 
 /// scipy.stats.theilslopes(y, x, alpha=confidence), the O(n²) definition:

@@ -21,7 +21,8 @@
 //    slopes c·sqrt(m) ranks below and above where the wanted rank falls, and
 //    make them the new band. A band of B pairs shrinks to O(B / sqrt(m)) with
 //    high probability, so after O(1) rounds (two for n up to 10^5) it holds
-//    O(n) pairs; those are enumerated and the wanted ranks picked from them.
+//    O(n) pairs; those are enumerated and the wanted ranks picked from them
+//    (a radix select of the slopes' bits, order_statistics.hpp).
 //    Ranks far apart (the median and the ends of Sen's interval) are first
 //    bracketed together by one sample, in one shared band that each then
 //    narrows in one more round (slope_selection_impl.hpp, shared_band_of).
@@ -78,11 +79,7 @@ struct slope_data {
 };
 
 inline slope_data slope_data_of(const double* x, const double* y, std::size_t n) {
-    std::vector<std::uint32_t> idx(n);
-    std::iota(idx.begin(), idx.end(), 0u);
-    std::sort(idx.begin(), idx.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return x[a] < x[b] || (x[a] == x[b] && y[a] < y[b]);
-    });
+    const std::vector<std::uint32_t> idx = xy_order(x, y, n);  // (shared with Knight's count below)
     slope_data d;
     // nonzero magnitudes in [2^-200, 2^200] keep every slope, threshold and
     // key product in the normal range (exact_keys.hpp's condition)
@@ -113,7 +110,7 @@ inline slope_data slope_data_of(const double* x, const double* y, std::size_t n)
     // the sign of a computed slope is the sign of fl(dy), i.e. of dy: the
     // slopes below 0 are the discordant pairs, those at 0 the pairs tied in y
     // (x different): concordant + discordant + those = pairs
-    const auto c = kendall_counts_of(x, y, n);
+    const auto c = kendall_counts_in_order(x, y, idx);
     d.negative = c.dis;
     d.nonpositive = d.pairs - static_cast<std::uint64_t>(c.s) - c.dis;
     d.x_tie_sum = c.x1;
@@ -150,7 +147,7 @@ inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::
         }
         return o;
     }
-    keys.resize(n);
+    if (keys.size() != n) keys.resize(n);  // (a reused buffer: no zero fill of 40 bytes a point)
     double err = 0;
     thread_local std::vector<double> approx;
     approx.resize(n);
@@ -233,9 +230,10 @@ inline slope_band band_of(const slope_data& d, double a, double b,
     slope_band s;
     s.a = a;
     s.b = b;
-    std::vector<exact_key> keys;
+    thread_local std::vector<exact_key> keys;  // reused per thread (4 MB at n = 10^5)
+    thread_local std::vector<std::uint32_t> pos_of;
     s.point = key_order(d, a, keys);
-    std::vector<std::uint32_t> pos_of(n);
+    pos_of.resize(n);
     for (std::size_t p = 0; p < n; ++p) pos_of[s.point[p]] = static_cast<std::uint32_t>(p);
     const auto by_b = key_order(d, b, keys);
     b_ranks(by_b, keys, pos_of, s.rank);
@@ -299,12 +297,25 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
 template <class F>
 void for_each_band_pair(const slope_data& d, const slope_band& s, const F& f) {
     const auto* w = weights_of(d);
+    // each point's x and y side by side: one cache line a pair, not two
+    // (the points of a merge's range are scattered); the quotient is
+    // pair_slope's: fl(y_i - y_j) = -fl(y_j - y_i), so either order of the
+    // pair gives the same bits, but for a zero: 0 / -dx is -0, and + 0.0
+    // makes it pair_slope's +0 (and changes no other value)
+    struct xy {
+        double x, y;
+    };
+    thread_local std::vector<xy> pts;
+    pts.resize(d.x.size());
+    for (std::size_t p = 0; p < pts.size(); ++p) pts[p] = {d.x[p], d.y[p]};
     for_each_inversion_range(items_of(s, [&](std::size_t p) { return s.rank[p]; }), w,
                              [&](const std::vector<merge_item>& cur, std::size_t i, std::size_t mid,
                                  const merge_item& later, const std::vector<std::uint64_t>&) {
-                                 for (std::size_t k = i; k < mid; ++k)
-                                     f(pair_slope(d, cur[k].point, later.point),
-                                       w ? d.w[cur[k].point] * d.w[later.point] : 1);
+                                 const xy b = pts[later.point];
+                                 for (std::size_t k = i; k < mid; ++k) {
+                                     const xy a = pts[cur[k].point];
+                                     f((a.y - b.y) / (a.x - b.x) + 0.0, w ? d.w[cur[k].point] * d.w[later.point] : 1);
+                                 }
                              });
 }
 

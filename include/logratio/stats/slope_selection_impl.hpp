@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "order_statistics.hpp"
 #include "slope_selection.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
@@ -44,9 +45,10 @@ struct slope_selection_trace {
 /// [lo, hi] (the band missed it). A band of at most 8·limit pairs is listed
 /// (each pair as often as it has copies) and the ranks selected; a larger
 /// one could not shrink: its slopes lie within a few ulps of each other, so
-/// a histogram keeps their few distinct values.
+/// a histogram keeps their few distinct values. `nonzero`: no slope of the
+/// band is 0 (the exact bands): each rank by a radix select (kth_smallest).
 inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t limit, double lo, double hi,
-                       const std::vector<std::uint64_t>& k, std::vector<double>& out) {
+                       const std::vector<std::uint64_t>& k, std::vector<double>& out, bool nonzero = true) {
     out.clear();
     for (const std::uint64_t rank : k)
         if (rank < s.below || rank - s.below >= s.size()) return false;
@@ -57,6 +59,14 @@ inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t l
             if (c == 1) v.push_back(x);
             else v.insert(v.end(), static_cast<std::size_t>(c), x);
         });
+        if (nonzero) {
+            for (const std::uint64_t rank : k) {
+                const double at = kth_smallest(v, static_cast<std::size_t>(rank - s.below));
+                if (!(at >= lo && at <= hi)) return false;
+                out.push_back(at);
+            }
+            return true;
+        }
         std::size_t from = 0;
         bool placed = false;  // v[from] holds its order statistic
         for (const std::uint64_t rank : k) {
@@ -96,24 +106,39 @@ inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t l
     return true;
 }
 
+/// The sample indices [j0, j1] around where ranks k_first..k_last of the
+/// band fall, `c` standard deviations of a sample rank out (j0 < 0: none
+/// below; j1 >= m: none above).
+inline std::pair<double, double> bracket_indices(std::size_t sample_size, const slope_band& s, std::uint64_t k_first,
+                                                 std::uint64_t k_last, double c) {
+    const double m = static_cast<double>(sample_size), size = static_cast<double>(s.size());
+    const double f0 = static_cast<double>(k_first - s.below) / size, f1 = static_cast<double>(k_last - s.below) / size;
+    return {std::floor(f0 * m - c * std::sqrt(m * f0 * (1 - f0)) - 2),
+            std::ceil(f1 * m + c * std::sqrt(m * f1 * (1 - f1)) + 2)};
+}
+
+/// The next [lo, hi] from the sample's values at indices [j0, j1] (each
+/// already at its place: selected).
+inline std::pair<double, double> bracket_of(const std::vector<double>& sample, std::pair<double, double> j, double lo,
+                                            double hi) {
+    const double m = static_cast<double>(sample.size());
+    if (j.second < m) hi = std::min(hi, sample[static_cast<std::size_t>(j.second)]);
+    if (j.first >= 0) lo = std::max(lo, sample[static_cast<std::size_t>(j.first)]);
+    return {lo, hi};
+}
+
 /// The sample slopes around where ranks k_first..k_last of the band fall,
 /// `c` standard deviations of a sample rank out: the next [lo, hi]. The
-/// sample is reordered (two selections, no sort).
+/// sample is reordered (a multiselect, no sort).
 inline std::pair<double, double> sample_bracket(std::vector<double>& sample, const slope_band& s,
                                                 std::uint64_t k_first, std::uint64_t k_last, double c, double lo,
                                                 double hi) {
-    const double m = static_cast<double>(sample.size()), size = static_cast<double>(s.size());
-    const double f0 = static_cast<double>(k_first - s.below) / size, f1 = static_cast<double>(k_last - s.below) / size;
-    const double j0 = std::floor(f0 * m - c * std::sqrt(m * f0 * (1 - f0)) - 2);
-    const double j1 = std::ceil(f1 * m + c * std::sqrt(m * f1 * (1 - f1)) + 2);
-    const auto at = [&](double j) {
-        const auto it = sample.begin() + static_cast<std::ptrdiff_t>(j);
-        std::nth_element(sample.begin(), it, sample.end());
-        return *it;
-    };
-    if (j1 < m) hi = std::min(hi, at(j1));
-    if (j0 >= 0) lo = std::max(lo, at(j0));  // j0 < j1: selected within the part below j1
-    return {lo, hi};
+    const auto j = bracket_indices(sample.size(), s, k_first, k_last, c);
+    std::vector<std::uint64_t> at;
+    if (j.first >= 0) at.push_back(static_cast<std::uint64_t>(j.first));
+    if (j.second < static_cast<double>(sample.size())) at.push_back(static_cast<std::uint64_t>(j.second));
+    select_order_statistics(sample, at);
+    return bracket_of(sample, j, lo, hi);
 }
 
 /// One band for all the ranks k (sorted) of one side, narrowed from `start`
@@ -163,10 +188,13 @@ inline std::optional<shared_band> shared_band_of(const slope_data& d, const std:
 /// sample of it. `fallible`: empty when the first listing misses (a
 /// shared_band need not hold every pair of computed slope in [lo0, hi0]
 /// at its edges: the caller then starts over from the exact band).
+/// `first`: the first round's [lo, hi] (c = 4), taken by the caller
+/// together with the other clusters' from one sample (cluster_brackets).
 inline std::vector<double> select_cluster(const slope_data& d, const std::vector<std::uint64_t>& k,
                                           const slope_band& start, const std::vector<double>& start_sample,
                                           double lo0, double hi0, const slope_selection_tuning& tune,
-                                          slope_selection_trace& trace, bool fallible = false) {
+                                          slope_selection_trace& trace, bool fallible = false,
+                                          const std::pair<double, double>* first = nullptr) {
     const std::uint64_t n = d.x.size();
     const std::uint64_t limit = band_limit(tune, n);
     const std::size_t m =
@@ -179,8 +207,14 @@ inline std::vector<double> select_cluster(const slope_data& d, const std::vector
         const slope_band* cur = &start;
         // a margin past 64 deviations: the band is the whole range
         for (int round = 0; round < 16 && cur->size() > limit && c < 64; ++round) {
-            auto sample = round == 0 ? start_sample : sample_band(d, *cur, m, rng);
-            const auto [nlo, nhi] = sample_bracket(sample, *cur, k.front(), k.back(), c, lo, hi);
+            std::pair<double, double> next;
+            if (round == 0 && c == 4.0 && first) {
+                next = *first;
+            } else {
+                auto sample = round == 0 ? start_sample : sample_band(d, *cur, m, rng);
+                next = sample_bracket(sample, *cur, k.front(), k.back(), c, lo, hi);
+            }
+            const auto [nlo, nhi] = next;
             if (nlo == lo && nhi == hi) break;  // cannot shrink: a mass of equal slopes
             slope_band t = band_of(d, std::max(cur->a, widen_down(nlo)), std::min(cur->b, widen_up(nhi)));
             ++trace.rounds;
@@ -201,6 +235,41 @@ inline std::vector<double> select_cluster(const slope_data& d, const std::vector
     }
 }
 
+/// The clusters of sorted ranks k: runs whose first and last rank are at
+/// most `span` apart, as [begin, end) index pairs.
+inline std::vector<std::pair<std::size_t, std::size_t>> rank_clusters(const std::vector<std::uint64_t>& k,
+                                                                      std::uint64_t span) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (std::size_t i = 0; i < k.size();) {
+        std::size_t j = i + 1;
+        while (j < k.size() && k[j] - k[i] <= span) ++j;
+        out.emplace_back(i, j);
+        i = j;
+    }
+    return out;
+}
+
+/// The first round's [lo, hi] (c = 4) of every cluster from the shared
+/// band's sample, all the sample indices selected by one multiselect (one
+/// pass or two over the sample, not two selections a cluster).
+inline std::vector<std::pair<double, double>> cluster_brackets(
+    const shared_band& sh, const std::vector<std::uint64_t>& k,
+    const std::vector<std::pair<std::size_t, std::size_t>>& clusters) {
+    std::vector<std::pair<double, double>> j;
+    std::vector<std::uint64_t> at;
+    const double m = static_cast<double>(sh.sample.size());
+    for (const auto& c : clusters) {
+        j.push_back(bracket_indices(sh.sample.size(), sh.band, k[c.first], k[c.second - 1], 4.0));
+        if (j.back().first >= 0) at.push_back(static_cast<std::uint64_t>(j.back().first));
+        if (j.back().second < m) at.push_back(static_cast<std::uint64_t>(j.back().second));
+    }
+    std::vector<double> sample = sh.sample;
+    select_order_statistics(sample, at);
+    std::vector<std::pair<double, double>> out;
+    for (const auto& q : j) out.push_back(bracket_of(sample, q, sh.lo, sh.hi));
+    return out;
+}
+
 /// The computed pairwise slopes at the 0-based ranks `ranks` of their
 /// sorted list (each < d.pairs), bitwise those of the O(n²) definition.
 inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vector<std::uint64_t>& ranks,
@@ -215,7 +284,7 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
         std::vector<std::uint64_t> k(ranks);
         std::sort(k.begin(), k.end());
         std::vector<double> got;
-        read_ranks(d, all, all.size(), -inf, inf, k, got);
+        read_ranks(d, all, all.size(), -inf, inf, k, got, false);  // (zeros, and maybe NaN)
         for (std::size_t i = 0; i < ranks.size(); ++i)
             out[i] = got[static_cast<std::size_t>(std::lower_bound(k.begin(), k.end(), ranks[i]) - k.begin())];
         return out;
@@ -258,19 +327,20 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
             }
             continue;
         }
-        for (std::size_t i = 0; i < k.size();) {
-            std::size_t j = i + 1;
-            while (j < k.size() && k[j] - k[i] <= span) ++j;
-            const std::vector<std::uint64_t> cluster(k.begin() + static_cast<std::ptrdiff_t>(i),
-                                                     k.begin() + static_cast<std::ptrdiff_t>(j));
+        const auto clusters = rank_clusters(k, span);
+        const auto first = shared ? cluster_brackets(*shared, k, clusters) : std::vector<std::pair<double, double>>();
+        for (std::size_t c = 0; c < clusters.size(); ++c) {
+            const std::vector<std::uint64_t> cluster(k.begin() + static_cast<std::ptrdiff_t>(clusters[c].first),
+                                                     k.begin() + static_cast<std::ptrdiff_t>(clusters[c].second));
             std::vector<double> v;
-            if (shared) v = select_cluster(d, cluster, shared->band, shared->sample, shared->lo, shared->hi, tune, tr, true);
+            if (shared)
+                v = select_cluster(d, cluster, shared->band, shared->sample, shared->lo, shared->hi, tune, tr, true,
+                                   &first[c]);
             if (v.empty()) v = select_cluster(d, cluster, start, sample, lo, hi, tune, tr);
             for (std::size_t q = 0; q < ranks.size(); ++q) {
                 const auto at = std::find(cluster.begin(), cluster.end(), ranks[q]);
                 if (at != cluster.end()) out[q] = v[static_cast<std::size_t>(at - cluster.begin())];
             }
-            i = j;
         }
     }
     return out;

@@ -110,12 +110,17 @@ results run(const data& d) {
     return out;
 }
 
+/// The panel's tolerance against the scalar path: SPEC's 1e-6 at avx512,
+/// whose float32-lane loop (detail/panel_f32.hpp) computes the divergence
+/// terms of these bf16 inputs in float32 (bounds there); 1e-12 elsewhere.
+double panel_rel(const std::string& level) { return level == "avx512" ? 1e-6 : 1e-12; }
+
 void compare(const results& got, const results& ref, const std::string& level) {
     const auto pg = logratio::panel_entries(got.panel), pr = logratio::panel_entries(ref.panel);
     check(pg.size() == pr.size(), level + ": panel key count");
     for (std::size_t i = 0; i < pg.size() && i < pr.size(); ++i)
         check(pg[i].second.has_value() == pr[i].second.has_value() &&
-                  (!pg[i].second || rel_equal(*pg[i].second, *pr[i].second)),
+                  (!pg[i].second || rel_equal(*pg[i].second, *pr[i].second, panel_rel(level))),
               level + ": panel " + pg[i].first);
     check(got.keep == ref.keep, level + ": response mask");
     bool w_ok = got.w.size() == ref.w.size();
@@ -126,8 +131,8 @@ void compare(const results& got, const results& ref, const std::string& level) {
     for (std::size_t i = 0; i < cg.size() && i < cr.size(); ++i)
         check(rel_equal(cg[i].second, cr[i].second, 1e-9), level + ": metric " + cg[i].first);
     check(got.q == ref.q, level + ": quantiles");
-    check(rel_equal(got.split.numeric.kl_k3, ref.split.numeric.kl_k3) &&
-              rel_equal(got.split.lag.delta_mean, ref.split.lag.delta_mean),
+    check(rel_equal(got.split.numeric.kl_k3, ref.split.numeric.kl_k3, panel_rel(level)) &&
+              rel_equal(got.split.lag.delta_mean, ref.split.lag.delta_mean, panel_rel(level)),
           level + ": split");
     for (std::size_t i = 0; i < got.logits.size(); ++i)
         check(rel_equal(got.logits[i].kl_train_rollout, ref.logits[i].kl_train_rollout, 1e-12) &&

@@ -101,24 +101,6 @@ void history_metric_names(const trackers::history_set& set, const runs_args& a, 
         }
 }
 
-/// Numeric columns of a long table (not run/group/update, not attr:*) with
-/// at least 2 numbers in some run.
-void table_metric_names(const text_table& t, std::vector<std::string>& out) {
-    const auto rc = t.column("run");
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const auto& name = t.columns[c];
-        if (name == "run" || name == "group" || name == "update" || name.rfind("attr:", 0) == 0) continue;
-        std::map<std::string_view, std::size_t> per_run;
-        bool numeric = true, enough = false;
-        for (std::size_t i = 0; i < t.row_count() && numeric; ++i) {
-            const auto v = cell_number(t.cell(i, c));
-            if (!v) numeric = false;
-            else if (!std::isnan(*v) && ++per_run[rc ? t.cell(i, *rc) : std::string_view()] >= 2) enough = true;
-        }
-        if (numeric && enough && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-    }
-}
-
 /// --metrics all: every metric some input has with 2 or more values.
 std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, const runs_args& a) {
     std::vector<std::string> out;
@@ -129,7 +111,7 @@ std::vector<std::string> all_metric_names(const std::vector<read_input_t>& ins, 
         } else if (in.d.kind == trackers::detected_input::history) {
             history_metric_names(in.d.set, a, out);
         } else if (in.d.kind == trackers::detected_input::long_table) {
-            table_metric_names(in.d.table, out);
+            long_table_metric_names(in.d.streamed, out);
         }
         if (!first_dump && !in.panels.empty()) first_dump = &in.panels.front();
     }
@@ -240,7 +222,9 @@ void tell_runs_apart(std::vector<read_input_t>& ins, std::vector<std::string>& n
     }
 }
 
-std::vector<read_input_t> read_inputs(const runs_args& a) {
+/// Every input read; long tables into per-run columns (`stream`: the runs
+/// table) or as text (the --points listing, which lists every cell).
+std::vector<read_input_t> read_inputs(const runs_args& a, bool stream) {
     if (a.metrics.size() > 1 && std::find(a.metrics.begin(), a.metrics.end(), "all") != a.metrics.end())
         throw logratio::error("--metrics: 'all' takes every metric and cannot be combined with names");
     if (a.position && a.history.steps_per_batch <= *a.position)
@@ -253,7 +237,7 @@ std::vector<read_input_t> read_inputs(const runs_args& a) {
         r.path = in;
         r.files_mark = files_read_count();
         if (a.format == "auto" && is_export_directory(in)) r.exported = read_export(in);
-        else r.d = trackers::read_input(in, a.format, keys);
+        else r.d = trackers::read_input(in, a.format, keys, stream);
         r.files_end = files_read_count();
         ins.push_back(std::move(r));
     }
@@ -265,9 +249,9 @@ std::vector<read_input_t> read_inputs(const runs_args& a) {
 /// is a column of a long table.
 std::string table_metric(const std::vector<read_input_t>& ins, std::vector<std::string>& notes) {
     const std::string spec = "delta_abs_mean";
-    std::vector<const text_table*> tables;
+    std::vector<const long_table*> tables;
     for (const auto& d : ins)
-        if (!d.exported && d.d.kind == trackers::detected_input::long_table) tables.push_back(&d.d.table);
+        if (!d.exported && d.d.kind == trackers::detected_input::long_table) tables.push_back(&d.d.streamed);
     if (tables.empty() || tables[0]->column(spec)) return spec;
     for (const auto& k : trackers::mismatch_metrics())
         for (const auto* t : tables)
@@ -345,9 +329,9 @@ void runs_of_inputs(const runs_args& a, std::vector<read_input_t>& ins, const st
             if (!a.history.step_column.empty())
                 throw logratio::error(in.path + ": --step-column applies to logging-history exports; this is a long-format table");
             rec.reader = "long table";
-            rec.records = in.d.table.row_count();
-            for (std::size_t m = 0; m < metrics.size(); ++m)
-                if (m == 0 || in.d.table.column(metrics[m])) long_format_runs(in.d.table, metrics[m], got[m]);
+            rec.records = in.d.streamed.row_count();
+            long_table_runs(in.d.streamed, metrics, got);
+            in.d.streamed = long_table();  // the points are in the runs now
         } else {
             rec.reader = in.d.set.reader;
             for (const auto& h : in.d.set.runs)
@@ -506,7 +490,7 @@ void table_points(const text_table& t, std::vector<point_row>& out) {
 points_read load_points(const runs_args& a) {
     runs_args every = a;
     every.metrics = {"all"};  // every key of every history
-    auto ins = read_inputs(every);
+    auto ins = read_inputs(every, false);
     points_read out;
     tell_runs_apart(ins, out.notes);
     for (auto& in : ins) {
@@ -538,7 +522,7 @@ namespace {
 /// exports), same-named runs told apart, each directory of dumps read into
 /// panels (io/dumps.hpp; in parallel, after every input was detected).
 std::vector<read_input_t> read_stage(const runs_args& a, std::vector<std::string>& notes) {
-    auto ins = read_inputs(a);
+    auto ins = read_inputs(a, true);
     tell_runs_apart(ins, notes);
     for (auto& in : ins)
         if (!in.exported && in.d.kind == trackers::detected_input::dumps)

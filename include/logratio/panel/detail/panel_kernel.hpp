@@ -29,20 +29,11 @@
 #include "../../detail/batches.hpp"
 #include "../../detail/token_terms.hpp"
 #include "../panel_accumulator.hpp"
+#include "panel_f32.hpp"
+#include "panel_lanes.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
-
-/// The panel kernel's lane sums over every token of a range (the terms of
-/// the header comment), reduced once at the end.
-template <class V>
-struct panel_lanes {
-    using ops = simd_ops<V>;
-    V abs = ops::splat(0.0), dk2 = ops::splat(0.0);
-    V dmin = ops::splat(std::numeric_limits<double>::infinity());   // of the finished sequences
-    V dmax = ops::splat(-std::numeric_limits<double>::infinity());  // (each folds its own in)
-    V e = ops::splat(0.0), ek2 = ops::splat(0.0), k3 = ops::splat(0.0), rev = ops::splat(0.0), tv = ops::splat(0.0);
-};
 
 /// The first masked-in finite delta of tokens [b, e) into K; false if none.
 template <class T, class M>
@@ -128,11 +119,9 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     using mask_t = typename ops::mask;
     constexpr std::size_t L = ops::size;
     static_assert(chunk_tokens % L == 0, "chunk must hold whole batches");
-
     panel_accumulator acc(o);
     const std::uint32_t nthr = NT >= 0 ? static_cast<std::uint32_t>(NT) : acc.num_thresholds;
     chunk_buffers buf;
-
     const V zero = ops::splat(0.0);
     const V pinf = ops::splat(std::numeric_limits<double>::infinity());
     const V ninf = ops::splat(-std::numeric_limits<double>::infinity());
@@ -140,7 +129,6 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
     std::uint64_t above[panel_options::max_thresholds] = {};
     for (std::uint32_t k = 0; k < panel_options::max_thresholds; ++k)
         thr[k] = ops::splat(k < nthr ? acc.thresholds[k] : 0.0);
-
     const bool omit = o.nonfinite == nonfinite_policy::omit;
     std::uint64_t n_omit = 0;
     bool have_shift = false;
@@ -149,6 +137,9 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
 
     panel_lanes<V> S;
     double tot_d = 0.0;
+#if LOGRATIO_PANEL_F32
+    const f32_thresholds f32(acc.thresholds.data(), nthr);  // the float32 loop's (panel_f32.hpp), where it runs
+#endif
 
     double best = -1.0;
     std::uint64_t best_seq = 0;
@@ -202,8 +193,14 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
             vK = ops::splat(K);
             vKe = ops::splat(Ke);
         }
-        hook.for_blocks(b, e, [&](std::uint64_t bb, std::uint64_t ee)
-                            LOGRATIO_ALWAYS_INLINE { for_each_batch<V>(v, bb, ee, buf, step); });
+#if LOGRATIO_PANEL_F32
+        if constexpr (panel_f32_path<V, T, M> && !std::decay_t<Q>::active)
+            f32_sequence<V, NT>(v, b, e, f32, S, vK, vKe, nthr, above, step, row_n, row_d, row_t, row_r, row_min,
+                                row_max, row_top);
+        else
+#endif
+            hook.for_blocks(b, e, [&](std::uint64_t bb, std::uint64_t ee)
+                                LOGRATIO_ALWAYS_INLINE { for_each_batch<V>(v, bb, ee, buf, step); });
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         guard_sequence(v, s, st, sr, row_top, o.nonfinite, o.positive_tolerance);
         if (row_n == 0) continue;

@@ -89,7 +89,7 @@ history_set read_binary(const std::string& format, const std::string& path) {
     throw logratio::error("no reader '" + format + "'");
 }
 
-std::string sniff_file(const std::string& path, text_table& table);
+std::string sniff_file(const std::string& path, text_table& table, bool whole = true);
 
 /// The kinds of history file a directory-of-files reader takes, each with
 /// its label (in errors and notes) and the reader's --format.
@@ -240,8 +240,10 @@ std::string unknown_directory_message(const std::string& dir) {
 }
 
 /// The --format a file's bytes ask for ("" if none); `table` is filled
-/// when the file was parsed as CSV to look at its header.
-std::string sniff_file(const std::string& path, text_table& table) {
+/// when the file was parsed as CSV to look at its header. Unless `whole`
+/// (a directory's files: a CSV that does not parse is no history file), a
+/// CSV whose header makes it a long table is not parsed here.
+std::string sniff_file(const std::string& path, text_table& table, bool whole) {
     const std::string head = head_bytes(path);
     if (head.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0) return "mlflow-sqlite";
     for (const auto& b : binary_readers())
@@ -261,6 +263,13 @@ std::string sniff_file(const std::string& path, text_table& table) {
         return "json";
     }
     if (head.find('\0') != std::string::npos) return "";
+    if (!whole) {  // a long table by its header: its reader parses the rest (once, and with the same errors)
+        const auto columns = csv_header(path);
+        const auto has = [&](const char* c) { return std::find(columns->begin(), columns->end(), c) != columns->end(); };
+        text_table header;
+        if (columns) header.columns = *columns;
+        if (columns && !looks_like_chart_export(header) && has("run") && has("update")) return "long";
+    }
     table = parse_csv(strip_bom(read_text_file(path)), path);
     if (looks_like_chart_export(table)) return "wandb-chart";
     if (table.column("run") && table.column("update")) return "long";
@@ -309,8 +318,18 @@ void attach_config_yaml(history_set& set, const std::string& path) {
 
 /// One input read with the reader `format` names (`sniffed`: its CSV, if
 /// sniff_file parsed it).
-detected_input read_one(const std::string& path, const std::string& format, const key_filter& keys, text_table& sniffed) {
+detected_input read_one(const std::string& path, const std::string& format, const key_filter& keys, text_table& sniffed,
+                        bool stream) {
     detected_input d;
+    if (format == "long" && stream) {
+        d.kind = detected_input::long_table;
+        const std::string head = head_bytes(path);
+        char c = first_significant_byte(head);
+        if (c == '\0' && head.size() == 4096) c = first_significant_byte(read_text_file(path));  // 4 KiB of spaces
+        const bool jsonl = c == '{';
+        d.streamed = jsonl ? long_table_of(parse_jsonl(strip_bom(read_text_file(path)), path)) : read_long_csv(path);
+        return d;
+    }
     auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
     if (format == "dumps") d.kind = detected_input::dumps;
     else if (format == "long") {
@@ -399,7 +418,7 @@ history_set read_history_files(const std::string& dir, const key_filter& keys) {
     return out;
 }
 
-detected_input read_input(const std::string& path, std::string format, const key_filter& keys) {
+detected_input read_input(const std::string& path, std::string format, const key_filter& keys, bool stream_long_tables) {
     detected_input d;
     text_table sniffed;
     std::string where = path;  // a project directory's store
@@ -411,14 +430,14 @@ detected_input read_input(const std::string& path, std::string format, const key
             where = s.path;
             notes = std::move(s.notes);
         } else {
-            format = sniff_file(path, sniffed);
+            format = sniff_file(path, sniffed, false);
         }
         if (format.empty()) throw logratio::error(is_dir(path) ? unknown_directory_message(path) : unknown_file_message(path, sniffed));
     }
     if (is_dir(where) && (format == "history-files" || format == "json" || format == "history" || format == "wandb-history")) {
         d.set = read_history_files(where, keys);
     } else {
-        d = read_one(where, format, keys, sniffed);
+        d = read_one(where, format, keys, sniffed, stream_long_tables);
     }
     d.set.notes.insert(d.set.notes.begin(), notes.begin(), notes.end());
     return d;
