@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "table.hpp"
 #include "trackers/json_history.hpp"
 #include "trackers/run_builder.hpp"
+#include "trackers/trl_state.hpp"
 #include "trackers/wandb_history.hpp"
 
 namespace {
@@ -237,4 +239,34 @@ TEST_CASE("run_builder: points out of order sorted, duplicates kept once or name
     bad.add("m", 5, 2.0, 0, other, 9);
     CHECK_THROWS_WITH(bad.finish(), "g.csv: line 9: run 'r', metric 'm', step 5: 2 here but 1 in f.csv: line 7 "
                                     "(conflicting duplicate step)");
+}
+
+TEST_CASE("JSON Lines / TRL: Python's NaN mid-batch, numbers at the edges of double, an escape: the values json_scanner reads") {
+    const std::string t = "{\"_step\": 0, \"a\": 1.7976931348623157e308, \"b\": 4.9e-324}\n"
+                          "{\"_step\": 1, \"a\": NaN, \"b\": -Infinity}\n"
+                          "{\"_step\": 2, \"a\": -0, \"b\": -0.0, \"s\\u00e9\": 2.2250738585072014e-308}\n";
+    same_both_ways(t);
+    const auto set = tr::read_json_history_text(t, "t.jsonl");
+    const auto& a = set.runs.at(0).metrics.at("a");
+    CHECK(a[0].value == 1.7976931348623157e308);
+    CHECK(std::isnan(a[1].value));
+    CHECK(bits(a[2].value) == bits(0.0));
+    CHECK(bits(set.runs[0].metrics.at("b")[2].value) == bits(-0.0));
+    CHECK(set.runs[0].metrics.at("b")[0].value == 4.9e-324);
+    const auto dir = std::filesystem::temp_directory_path() / "lr_trl_od" / "run" / "checkpoint-3";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream f(dir / "trainer_state.json");
+        f << "{\"global_step\": 3, \"trial_name\": \"t\\u00e9\", \"log_history\": [\n {\"loss\": 0.5, \"step\": 1},\n"
+             " {\"loss\": NaN, \"grad_norm\": Infinity, \"step\": 2},\n {\"loss\": -0, \"step\": 3}]}\n";
+    }
+    const auto trl = tr::read_trl_states(dir.string());
+    const auto& loss = trl.runs.at(0).metrics.at("loss");
+    REQUIRE(loss.size() == 3);
+    CHECK(loss[0].value == 0.5);
+    CHECK(std::isnan(loss[1].value));
+    CHECK(bits(loss[2].value) == bits(0.0));
+    CHECK(std::isinf(trl.runs[0].metrics.at("grad_norm")[0].value));
+    CHECK(trl.runs[0].attributes.at("trial_name") == "t\xC3\xA9");
+    std::filesystem::remove_all(dir.parent_path().parent_path());
 }

@@ -343,12 +343,12 @@ detected_input read_one(const std::string& path, const std::string& format, cons
     } else if (format == "history" || format == "wandb-history") {
         const std::string head = head_bytes(path);
         const char c = first_significant_byte(head);
-        d.set = c == '{' || c == '[' ? read_json_history_text(read_text_file(path), path, keys)
+        d.set = c == '{' || c == '[' ? read_json_history_file(path, keys)
                                      : read_wandb_history_table(table(), keys);
         attach_config_yaml(d.set, path);
     } else if (format == "wandb-chart") d.set = read_wandb_chart(table());
     else if (format == "json") {
-        d.set = read_json_history_text(read_text_file(path), path, keys);
+        d.set = read_json_history_file(path, keys);
         attach_config_yaml(d.set, path);
     } else if (format == "mlflow") d.set = read_mlflow_files(path, keys);
     else if (format == "mlflow-sqlite") d.set = read_mlflow_sqlite(path, keys);

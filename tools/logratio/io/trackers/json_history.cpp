@@ -15,9 +15,12 @@
 #ifdef LOGRATIO_HAVE_SIMDJSON
 #include <cstring>
 
-#include <simdjson.h>
+#include "json_ondemand.hpp"
 #endif
 
+#include "../mapped_file.hpp"
+#include "../table.hpp"
+#include "fs_walk.hpp"
 #include "json_scan.hpp"
 #include "run_builder.hpp"
 
@@ -170,66 +173,111 @@ struct json_records_reader {
     }
 
 #ifdef LOGRATIO_HAVE_SIMDJSON
-    /// simdjson's DOM parser (Debian's libsimdjson-dev 3.0: SIMD chosen at
-    /// run time, numbers exactly rounded); nesting past 200 levels is its
-    /// error, so json_scanner says what it always said about deeper records.
-    simdjson::dom::parser simd{simdjson::SIMDJSON_MAXSIZE_BYTES};
-    bool simd_ready = simd.allocate(1 << 16, 200) == simdjson::SUCCESS;
+    /// simdjson's On-Demand parser (json_ondemand.hpp): the values are read
+    /// as the record is walked, no DOM tape (its stage 2 was a fifth of a
+    /// JSON Lines read); numbers exactly rounded by simdjson, as from_chars.
+    od::sj::parser simd{simdjson::SIMDJSON_MAXSIZE_BYTES};
+    std::string padded_copy;  ///< a line without SIMDJSON_PADDING bytes after it, copied
 
     /// parse_record's entries for one JSON Lines record, by simdjson; false
     /// (nothing decided) where simdjson might differ from json_scanner:
-    /// any error (json_scanner then names it, with Python's NaN / Infinity
-    /// read as before), a backslash in the line (escapes: json_scanner's
-    /// surrogate rules), a value it would not read the same way. `padded`:
-    /// SIMDJSON_PADDING readable bytes follow the line (else it copies).
+    /// any error (json_scanner then names it), a key or string with a
+    /// backslash (escapes: json_scanner's surrogate rules; outside strings a
+    /// backslash is a syntax error, so every one is found there), a token
+    /// other than Python's NaN / Infinity / -Infinity that simdjson does not
+    /// read, nesting past od::max_depth. `padded`: SIMDJSON_PADDING readable
+    /// bytes follow the line (else it is copied).
     bool simd_parse_record(std::string_view line, bool padded) {
-        if (!simd_ready || std::memchr(line.data(), '\\', line.size())) return false;
-        simdjson::dom::element doc;
-        simdjson::dom::object obj;
-        if (simd.parse(line.data(), line.size(), !padded).get(doc) || doc.get_object().get(obj)) return false;
+        if (!padded) {
+            padded_copy.assign(line);
+            padded_copy.append(simdjson::SIMDJSON_PADDING, ' ');
+            line = std::string_view(padded_copy.data(), line.size());
+        }
+        od::sj::document doc;
+        od::sj::object obj;
+        if (simd.iterate(line.data(), line.size(), line.size() + simdjson::SIMDJSON_PADDING).get(doc) ||
+            doc.get_object().get(obj))
+            return false;
         used = 0;
         std::string key;
-        for (const auto f : obj) {
-            key.assign(f.key.data(), f.key.size());
-            if (!simd_value(f.value, key, true, 1)) return false;
+        for (auto f : obj) {
+            od::sj::field m;
+            std::string_view k;
+            if (std::move(f).get(m) || !od::key_text(m, k)) return false;
+            key.assign(k);
+            if (!simd_value(m.value(), key, true, 1)) return false;
         }
-        return true;
+        return od::at_end(doc);
     }
-    /// read_value for a simdjson element (same entries, same order).
-    bool simd_value(simdjson::dom::element v, std::string& key, bool top, int depth) {
-        using type = simdjson::dom::element_type;
-        switch (v.type()) {
-        case type::OBJECT: {
-            if (depth >= json_scanner::max_depth) return false;
-            const std::size_t mark = used;
-            push(key, json_entry::object, top);
-            const std::size_t base = key.size();
-            bool media = false;
-            for (const auto f : simdjson::dom::object(v)) {
-                media = media || f.key == "_type";
-                key.resize(base);
-                key += '/';
-                key.append(f.key.data(), f.key.size());
-                if (!simd_value(f.value, key, false, depth + 1)) return false;
-            }
-            key.resize(base);
-            if (media && !(top && key == "data")) {
-                used = mark;
-                push(key, json_entry::media, top);
-            } else if (media) {
-                entries[mark].kind = json_entry::media;
-            }
+    /// read_value for a simdjson value (same entries, same order).
+    bool simd_value(od::sj::value v, std::string& key, bool top, int depth) {
+        using type = od::sj::json_type;
+        type t;
+        if (v.type().get(t)) {  // Python's NaN / Infinity (or an error)
+            double x;
+            if (!od::python_non_finite(v.raw_json_token(), x)) return false;
+            push(key, json_entry::number, top).value = x;
             return true;
         }
-        case type::STRING: push(key, json_entry::string, top).str.assign(std::string_view(v)); return true;
-        case type::ARRAY: push(key, json_entry::array, top); return true;  // validated by simdjson, dropped
-        case type::BOOL: push(key, json_entry::number, top).value = bool(v) ? 1 : 0; return true;
-        case type::NULL_VALUE: push(key, json_entry::null, top); return true;
-        case type::INT64: push(key, json_entry::number, top).value = double(std::int64_t(v)); return true;  // -0 is 0
-        case type::UINT64: push(key, json_entry::number, top).value = double(std::uint64_t(v)); return true;
-        case type::DOUBLE: push(key, json_entry::number, top).value = double(v); return true;
+        switch (t) {
+        case type::object: return simd_object(v, key, top, depth);
+        case type::string: {
+            std::string_view s;
+            if (!od::string_text(v, s)) return false;
+            push(key, json_entry::string, top).str.assign(s);
+            return true;
+        }
+        case type::array:  // validated, dropped
+            if (!od::valid(v, depth)) return false;
+            push(key, json_entry::array, top);
+            return true;
+        case type::boolean: {
+            bool b;
+            if (v.get_bool().get(b)) return false;
+            push(key, json_entry::number, top).value = b ? 1 : 0;
+            return true;
+        }
+        case type::null: {
+            bool n = false;
+            if (v.is_null().get(n) || !n) return false;
+            push(key, json_entry::null, top);
+            return true;
+        }
+        case type::number: {
+            double x;
+            if (!od::number(v, x)) return false;
+            push(key, json_entry::number, top).value = x;
+            return true;
+        }
         }
         return false;
+    }
+    /// An object value: its members are entries of their own (read_value's '{').
+    bool simd_object(od::sj::value v, std::string& key, bool top, int depth) {
+        od::sj::object o;
+        if (depth >= od::max_depth || v.get_object().get(o)) return false;
+        const std::size_t mark = used;
+        push(key, json_entry::object, top);
+        const std::size_t base = key.size();
+        bool media = false;
+        for (auto f : o) {
+            od::sj::field m;
+            std::string_view k;
+            if (std::move(f).get(m) || !od::key_text(m, k)) return false;
+            media = media || k == "_type";
+            key.resize(base);
+            key += '/';
+            key.append(k);
+            if (!simd_value(m.value(), key, false, depth + 1)) return false;
+        }
+        key.resize(base);
+        if (media && !(top && key == "data")) {
+            used = mark;
+            push(key, json_entry::media, top);
+        } else if (media) {
+            entries[mark].kind = json_entry::media;
+        }
+        return true;
     }
 #endif
 
@@ -360,16 +408,21 @@ bool last_line_read(json_records_reader& r, json_scanner& js, std::size_t line) 
 
 }  // namespace detail
 
-/// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
-char first_significant_byte(const std::string& text) {
+namespace {
+/// first_significant_byte of a view.
+char first_byte(std::string_view text) {
     std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
     return i < text.size() ? text[i] : '\0';
 }
+}  // namespace
+
+/// Leading whitespace and a UTF-8 byte-order mark skipped: the first byte.
+char first_significant_byte(const std::string& text) { return first_byte(text); }
 
 /// The runs of a JSON history (`text` is the file's content); `keys`: the
 /// metrics read (the others are listed as unread).
-history_set read_json_history_text(const std::string& text, const std::string& path, const key_filter& keys,
+history_set read_json_history_text(std::string_view text, const std::string& path, const key_filter& keys,
                                    json_lines_parser parser) {
     detail::json_records_reader r;
     r.path = path;
@@ -377,8 +430,8 @@ history_set read_json_history_text(const std::string& text, const std::string& p
     const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     history_set out;
     out.input = path;
-    const std::string_view all = std::string_view(text).substr(bom);
-    if (first_significant_byte(text) == '[') {  // one array of records
+    const std::string_view all = text.substr(bom);
+    if (first_byte(text) == '[') {  // one array of records
         json_scanner js(all, path);
         bool first = true;
         for (std::size_t i = 0; js.next_element(first); ++i) r.record(js, 0, i);
@@ -429,6 +482,21 @@ history_set read_json_history_text(const std::string& text, const std::string& p
         out.notes.push_back(path + ": skipped non-scalar values (tables, histograms, media, text) of: " + keys);
     }
     return out;
+}
+
+/// The file mapped rather than read into a string: reading 100 MB of
+/// JSON Lines into a string first zeroed, then copied, every page (a fifth
+/// of the reading time, clear_page and copy_to_user); the page cache's own
+/// pages are read instead (the writers append: a file truncated while it
+/// is read would fault). A file that is not regular or is empty (a pipe,
+/// /dev/stdin) is read as before.
+history_set read_json_history_file(const std::string& path, const key_filter& keys) {
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > 0 && !ec) {
+        const mapped_file f(path);
+        return read_json_history_text(std::string_view(reinterpret_cast<const char*>(f.data()), f.size()), path, keys);
+    }
+    return read_json_history_text(read_text_file(path), path, keys);
 }
 
 }  // namespace logratio_cli::trackers

@@ -16,6 +16,7 @@
 // A one-run file's attributes come from a config.yaml beside it (detect.cpp,
 // as W&B keeps one in the run's files/).
 #include <string>
+#include <string_view>
 
 #include <logratio/core/error.hpp>
 
@@ -37,8 +38,12 @@ enum class json_lines_parser { fastest, scanner };
 
 /// The runs of a JSON history (`text` is the file's content); `keys`: the
 /// metrics read (the others are listed as unread).
-history_set read_json_history_text(const std::string& text, const std::string& path,
+history_set read_json_history_text(std::string_view text, const std::string& path,
                                    const key_filter& keys = key_filter(),
                                    json_lines_parser parser = json_lines_parser::fastest);
+
+/// read_json_history_text of the file at `path` (a regular file is mapped,
+/// not copied into memory).
+history_set read_json_history_file(const std::string& path, const key_filter& keys = key_filter());
 
 }  // namespace logratio_cli::trackers

@@ -10,11 +10,18 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../mapped_file.hpp"
 #include "../table.hpp"
 #include "attributes.hpp"
 #include "fs_walk.hpp"
 #include "json_scan.hpp"
 #include "run_builder.hpp"
+
+#ifdef LOGRATIO_HAVE_SIMDJSON
+#include <unistd.h>
+
+#include "json_ondemand.hpp"
+#endif
 
 namespace logratio_cli::trackers {
 
@@ -146,12 +153,10 @@ void read_state_field(json_scanner& js, const std::string& key, run_history& run
     run.attributes[key] = v;
 }
 
-/// The log_history of one trainer_state.json into the run (one pass, json_scanner).
-void read_log_history(const fs::path& file, run_builder& b) {
-    const std::string path = file.string();
-    const std::string text = read_text_file(path);
-    const std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    json_scanner js(std::string_view(text).substr(bom), path);
+/// The log_history of one trainer_state.json (`text`, its byte-order mark
+/// skipped) into the run (one pass, json_scanner).
+void scan_log_history(std::string_view text, const std::string& path, run_builder& b) {
+    json_scanner js(text, path);
     const auto no_history = [&] {
         return logratio::format_error(path + ": no 'log_history' list (not a transformers trainer_state.json)");
     };
@@ -179,6 +184,176 @@ void read_log_history(const fs::path& file, run_builder& b) {
     }
     if (!js.at_end()) js.fail("text after the trainer state");
     if (!found) throw no_history();
+}
+
+#ifdef LOGRATIO_HAVE_SIMDJSON
+/// What simd_log_history keeps per position in a log_history entry (as
+/// entry_slots): the key last met there, whether the filter wants it (asked
+/// once per key, not per value) and its series.
+struct simd_slot {
+    std::string key;
+    bool wanted = false;
+    run_builder::series* series = nullptr;
+};
+struct simd_entry_reader {
+    run_builder& b;
+    const std::string& path;
+    std::vector<simd_slot> slots;
+    std::vector<std::pair<std::size_t, double>> values;  ///< this entry's: (slot, value), capacity reused
+
+    /// A scalar as read_log_entry reads it: a number (Python's NaN and
+    /// infinities), a boolean 1 / 0, nothing for null, text, lists and
+    /// objects (validated); false where json_scanner might differ.
+    /// (`has`: whether it is a value; `x` is then the value)
+    static bool scalar(od::sj::value v, double& x, bool& has) {
+        od::sj::json_type t;
+        has = true;
+        if (v.type().get(t)) return od::python_non_finite(v.raw_json_token(), x);
+        if (t == od::sj::json_type::number) return od::number(v, x);
+        if (t == od::sj::json_type::boolean) {
+            bool f = false;
+            if (v.get_bool().get(f)) return false;
+            x = f ? 1.0 : 0.0;
+            return true;
+        }
+        has = false;
+        return od::valid(v, 3);  // entry members: depth 3 of the document
+    }
+    simd_slot& slot(std::size_t i, std::string_view key) {
+        if (i >= slots.size()) slots.resize(i + 1);
+        simd_slot& s = slots[i];
+        if (s.key != key) {
+            s.key.assign(key);
+            s.wanted = b.wants(s.key);
+            s.series = nullptr;
+        }
+        return s;
+    }
+    /// read_log_entry for one entry; false (nothing added) on anything
+    /// json_scanner would read differently or call an error.
+    bool entry(od::sj::value x) {
+        od::sj::object o;
+        if (x.get_object().get(o)) return false;
+        values.clear();
+        double step = 0, v = 0;
+        bool has_step = false, step_number = false, has = false;
+        std::size_t used = 0;
+        for (auto f : o) {
+            od::sj::field m;
+            std::string_view key;
+            if (std::move(f).get(m) || !od::key_text(m, key) || !scalar(m.value(), v, has)) return false;
+            if (key == "step") {  // the last one counts, as in read_log_entry
+                has_step = true;
+                step_number = has;
+                step = v;
+                continue;
+            }
+            if (!has) continue;
+            if (slot(used, key).wanted) values.emplace_back(used, v);
+            ++used;
+        }
+        if (!has_step || !step_number || !is_integer_step(step)) return false;
+        const auto at = static_cast<std::int64_t>(step);
+        for (const auto& [i, value] : values) {  // (slots may have grown: indices, not pointers)
+            simd_slot& s = slots[i];
+            if (!s.series) s.series = &b.of(s.key);
+            b.add(*s.series, at, value, std::nan(""), path, 0);
+        }
+        return true;
+    }
+};
+
+/// read_state_field by simdjson; false where json_scanner might differ.
+bool simd_state_field(od::sj::value v, const std::string& key, run_history& run) {
+    od::sj::json_type t;
+    double x = 0;
+    std::string_view s;
+    if (v.type().get(t)) {
+        if (!od::python_non_finite(v.raw_json_token(), x)) return false;
+        run.attributes[key] = number_text(x);
+        return true;
+    }
+    switch (t) {
+    case od::sj::json_type::string:
+        if (!od::string_text(v, s)) return false;
+        run.attributes[key] = std::string(s);
+        return true;
+    case od::sj::json_type::boolean: {
+        bool f = false;
+        if (v.get_bool().get(f)) return false;
+        run.attributes[key] = f ? "true" : "false";
+        return true;
+    }
+    case od::sj::json_type::number:
+        if (!od::number(v, x)) return false;
+        run.attributes[key] = number_text(x);
+        return true;
+    default: return od::valid(v, 2);
+    }
+}
+
+/// scan_log_history by simdjson's On-Demand API (json_ondemand.hpp: no DOM,
+/// numbers by simdjson; json_scanner's number() and string() were a third
+/// of a trainer_state.json read); false where json_scanner might read the
+/// text differently or call it an error: the caller then reads it again
+/// with json_scanner, from a fresh builder. SIMDJSON_PADDING readable bytes
+/// must follow `text`.
+bool simd_log_history(std::string_view text, const std::string& path, run_builder& b) {
+    od::sj::parser parser;
+    od::sj::document doc;
+    od::sj::object top;
+    if (parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc) ||
+        doc.get_object().get(top))
+        return false;
+    simd_entry_reader r{b, path, {}, {}};
+    bool found = false;
+    std::string key;
+    for (auto f : top) {
+        od::sj::field m;
+        std::string_view k;
+        if (std::move(f).get(m) || !od::key_text(m, k)) return false;
+        od::sj::value v = m.value();
+        key.assign(k);
+        if (key != "log_history" || found) {
+            if (!(is_run_field(key) ? simd_state_field(v, key, b.run()) : od::valid(v, 2))) return false;
+            continue;
+        }
+        od::sj::array entries;
+        if (v.get_array().get(entries)) return false;
+        found = true;
+        for (auto e : entries) {
+            od::sj::value x;
+            if (std::move(e).get(x) || !r.entry(x)) return false;
+        }
+    }
+    return found && od::at_end(doc);
+}
+#endif
+
+/// The log_history of one trainer_state.json into the run: by simdjson
+/// where it reads the file as json_scanner would, else (an error to name,
+/// an escape, a token it does not know) by json_scanner alone. The file is
+/// mapped, not read into a string, where its last page has room for
+/// simdjson's padding (else it is read, as before).
+void read_log_history(const fs::path& file, run_builder& b) {
+    const std::string path = file.string();
+    const auto bom_skipped = [](std::string_view t) { return t.substr(t.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0); };
+#ifdef LOGRATIO_HAVE_SIMDJSON
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    const auto page = static_cast<std::uintmax_t>(::sysconf(_SC_PAGESIZE));
+    if (!ec && size > 0 && fs::is_regular_file(file, ec) && size % page != 0 &&
+        page - size % page >= simdjson::SIMDJSON_PADDING) {
+        const mapped_file f(path);
+        const std::string_view text = bom_skipped(std::string_view(reinterpret_cast<const char*>(f.data()), f.size()));
+        run_builder fresh = b;  // nothing read yet: what json_scanner starts from if simdjson gives up
+        if (simd_log_history(text, path, b)) return;
+        b = std::move(fresh);
+        return scan_log_history(text, path, b);
+    }
+#endif
+    const std::string text = read_text_file(path);
+    scan_log_history(bom_skipped(text), path, b);
 }
 
 }  // namespace

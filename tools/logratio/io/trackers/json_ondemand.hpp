@@ -1,0 +1,135 @@
+#pragma once
+// simdjson's On-Demand API (Debian's libsimdjson-dev 3.0) for the JSON
+// history readers: values read as the caller walks the document, no DOM
+// tape. Stage 1 (structure, UTF-8, control characters in strings) runs with
+// the SIMD kernel chosen at run time; the walk itself is compiled into the
+// CLI (simdjson's builtin kernel for the CLI's flags). Every helper returns
+// false where the text might not be read exactly as json_scanner reads it
+// (an error, a token it does not know, nesting past `od_max_depth`): the
+// caller then reads the same text with json_scanner, which names the error
+// or reads Python's spellings its own way. Included only where
+// LOGRATIO_HAVE_SIMDJSON is defined.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include <simdjson.h>
+
+namespace logratio_cli::trackers::od {
+
+namespace sj = simdjson::ondemand;
+
+/// Deeper than this (objects and arrays) is left to json_scanner, whose
+/// limit (json_scanner::max_depth, 256) and message are the ones kept.
+constexpr int max_depth = 200;
+
+/// A token without the whitespace simdjson's raw_json_token keeps after it.
+inline std::string_view trimmed(std::string_view t) {
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+    return t;
+}
+
+/// Python's NaN, Infinity, -Infinity (json.dumps(allow_nan=True)) as
+/// json_scanner reads them; false for any other token.
+inline bool python_non_finite(std::string_view token, double& x) {
+    const std::string_view t = trimmed(token);
+    if (t == "NaN") x = std::numeric_limits<double>::quiet_NaN();
+    else if (t == "Infinity") x = std::numeric_limits<double>::infinity();
+    else if (t == "-Infinity") x = -std::numeric_limits<double>::infinity();
+    else return false;
+    return true;
+}
+
+/// A number value (or a token simdjson does not type: Python's NaN and
+/// infinities) into `x`, as json_scanner::number reads it: exactly rounded
+/// (simdjson's own parser, as from_chars), an integer -0 as +0 (Python reads
+/// "-0" as the int 0); false for anything else (overflow, bad syntax).
+inline bool number(sj::value& v, double& x) {
+    if (v.get_double().get(x) == simdjson::SUCCESS) {
+        if (x == 0 && std::signbit(x)) {  // rare: look at the token
+            const std::string_view t = trimmed(v.raw_json_token());
+            if (t.find_first_of(".eE") == std::string_view::npos) x = 0.0;
+        }
+        return true;
+    }
+    return python_non_finite(v.raw_json_token(), x);
+}
+
+/// The text between the quotes of a string token (a key: f.key().raw();
+/// a value: its raw_json_token()) when it has no backslash; false for one
+/// with an escape (json_scanner unescapes it and checks its escapes: stage 1
+/// only finds where a string ends). `s` points after the opening quote.
+inline bool unescaped_text(const char* s, std::string_view& out) {
+    const char* p = s;
+    while (*p != '"') {  // stage 1 found the closing quote
+        if (*p == '\\') return false;
+        ++p;
+    }
+    out = std::string_view(s, static_cast<std::size_t>(p - s));
+    return true;
+}
+inline bool key_text(const sj::field& f, std::string_view& out) { return unescaped_text(f.key().raw(), out); }
+inline bool string_text(sj::value& v, std::string_view& out) {
+    const std::string_view t = v.raw_json_token();
+    return !t.empty() && t[0] == '"' && unescaped_text(t.data() + 1, out);
+}
+
+/// Whether `v` is a valid value json_scanner::skip_value would pass over
+/// (every element and member visited, so commas, colons and literals are
+/// checked as json_scanner checks them); `depth`: of `v`.
+inline bool valid(sj::value v, int depth) {
+    sj::json_type t;
+    if (v.type().get(t)) {
+        double x;
+        return python_non_finite(v.raw_json_token(), x);
+    }
+    switch (t) {
+    case sj::json_type::object: {
+        if (depth >= max_depth) return false;
+        sj::object o;
+        if (v.get_object().get(o)) return false;
+        for (auto f : o) {
+            sj::field m;
+            std::string_view k;
+            if (std::move(f).get(m) || !key_text(m, k) || !valid(m.value(), depth + 1)) return false;
+        }
+        return true;
+    }
+    case sj::json_type::array: {
+        if (depth >= max_depth) return false;
+        sj::array a;
+        if (v.get_array().get(a)) return false;
+        for (auto e : a) {
+            sj::value x;
+            if (std::move(e).get(x) || !valid(x, depth + 1)) return false;
+        }
+        return true;
+    }
+    case sj::json_type::number: {
+        double x;
+        return number(v, x);
+    }
+    case sj::json_type::string: {
+        std::string_view s;
+        return string_text(v, s);
+    }
+    case sj::json_type::boolean: {
+        bool b;
+        return !v.get_bool().get(b);
+    }
+    case sj::json_type::null: {
+        bool n = false;
+        return !v.is_null().get(n) && n;
+    }
+    }
+    return false;
+}
+
+/// Whether the document was read to its end (no text after the value).
+inline bool at_end(sj::document& doc) {
+    const char* at = nullptr;
+    return doc.current_location().get(at) == simdjson::OUT_OF_BOUNDS;
+}
+
+}  // namespace logratio_cli::trackers::od
