@@ -56,15 +56,8 @@ namespace {
 inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& quoted, const std::string& path) {
     using logratio::format_error;
     using logratio::detail::concat;
-    char* const start = p;
     quoted = p < end && *p == '"';
-    if (!quoted) {
-        p = csv_scan::unquoted_field_end(p, end);
-        if (p < end && *p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
-        const char* e = p;
-        if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
-        return std::string_view(start, static_cast<std::size_t>(e - start));
-    }
+    if (!quoted) return csv_scan::unquoted_field(p, end, line, path);
     const std::size_t first_line = line;
     char* w = ++p;
     char* const body = p;
@@ -82,10 +75,7 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
         if (*p == '\n') ++line;
         *w++ = *p;
     }
-    ++p;  // the closing quote
-    if (p < end && *p == '\r' && p + 1 < end && p[1] == '\n') ++p;
-    if (p < end && *p != ',' && *p != '\n')
-        throw format_error(concat(path, ": line ", line, ": text after the closing quote of a field"));
+    csv_scan::close_quoted_field(p, end, line, path);
     return std::string_view(body, static_cast<std::size_t>(w - body));
 }
 

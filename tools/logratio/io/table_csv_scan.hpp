@@ -2,6 +2,12 @@
 // The byte scan CSV fields share (io/table.cpp's parse_csv, which unescapes
 // in place, and io/table_stream.cpp's reader of a mapped file, which does
 // not write to the bytes).
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <logratio/core/error.hpp>
+
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -26,6 +32,31 @@ inline Char* unquoted_field_end(Char* p, Char* const end) {
 #endif
     while (p < end && *p != ',' && *p != '\n' && *p != '"') ++p;
     return p;
+}
+
+/// An unquoted field starting at `p`: its bytes (a CRLF's '\r' left out);
+/// `p` is left on the delimiter after it (',' '\n') or at `end`. A quote
+/// inside it is an error naming the file and line.
+template <class Char>
+inline std::string_view unquoted_field(Char*& p, Char* const end, std::size_t line, const std::string& path) {
+    Char* const start = p;
+    p = unquoted_field_end(p, end);
+    if (p < end && *p == '"')
+        throw logratio::format_error(logratio::detail::concat(path, ": line ", line, ": a quote inside an unquoted field"));
+    const Char* e = p;
+    if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
+    return std::string_view(start, static_cast<std::size_t>(e - start));
+}
+
+/// Steps over a quoted field's closing quote at `p` (and a CRLF's '\r'
+/// after it); what follows must be ',' '\n' or the end.
+template <class Char>
+inline void close_quoted_field(Char*& p, Char* const end, std::size_t line, const std::string& path) {
+    ++p;  // the closing quote
+    if (p < end && *p == '\r' && p + 1 < end && p[1] == '\n') ++p;
+    if (p < end && *p != ',' && *p != '\n')
+        throw logratio::format_error(
+            logratio::detail::concat(path, ": line ", line, ": text after the closing quote of a field"));
 }
 
 }  // namespace logratio_cli::csv_scan

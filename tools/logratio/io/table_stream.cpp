@@ -186,15 +186,8 @@ std::string_view mapped_field(const char*& p, const char* end, std::size_t& line
                               std::string& scratch) {
     using logratio::format_error;
     using logratio::detail::concat;
-    const char* const start = p;
     quoted = p < end && *p == '"';
-    if (!quoted) {
-        p = csv_scan::unquoted_field_end(p, end);
-        if (p < end && *p == '"') throw format_error(concat(path, ": line ", line, ": a quote inside an unquoted field"));
-        const char* e = p;
-        if (p < end && *p == '\n' && e > start && e[-1] == '\r') --e;  // CRLF
-        return std::string_view(start, static_cast<std::size_t>(e - start));
-    }
+    if (!quoted) return csv_scan::unquoted_field(p, end, line, path);
     const std::size_t first_line = line;
     const char* const body = ++p;
     bool unescaped = false;
@@ -215,10 +208,7 @@ std::string_view mapped_field(const char*& p, const char* end, std::size_t& line
         if (unescaped) scratch += *p;
     }
     const std::string_view v = unescaped ? std::string_view(scratch) : std::string_view(body, static_cast<std::size_t>(p - body));
-    ++p;  // the closing quote
-    if (p < end && *p == '\r' && p + 1 < end && p[1] == '\n') ++p;
-    if (p < end && *p != ',' && *p != '\n')
-        throw format_error(concat(path, ": line ", line, ": text after the closing quote of a field"));
+    csv_scan::close_quoted_field(p, end, line, path);
     return v;
 }
 
