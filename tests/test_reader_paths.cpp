@@ -71,6 +71,13 @@ TEST_CASE("JSON Lines: simdjson and json_scanner read every record the same") {
     // json_scanner reads it on both paths; they are tested apart)
     same_both_ways(R"({"_step": 0, "h": 123456789012345678901234567890, "a": 1})" "\n");
     same_both_ways(R"({"_step": 0, "u": "\u00e9\ud83d\ude00", "a": 1})" "\n");
+    // more than 19 digits: simdjson 3.0.1's On-Demand misreads these (0.0667... for the
+    // first); json_scanner reads them on both paths (found by fuzz_json_history)
+    const std::string long_digits = R"({"_step": 0, "a": 0.62012004852294987792, "b": 0.703548263022233503682e11, )"
+                                    R"("c": 12345678901234567890123, "d": 0.1234567890123456789})" "\n";
+    same_both_ways(long_digits);
+    CHECK(said(long_digits, tr::json_lines_parser::fastest).find(" 0=" + std::to_string(bits(0.62012004852294987792)) + "@") !=
+          std::string::npos);
     same_both_ways(w + "\n" + R"({"_step": 1, "a": 0.30000000000000004, "b": 2.2250738585072011e-308})" + "\n");
     // Python's NaN tokens (simdjson refuses them: json_scanner reads the line)
     same_both_ways(R"({"_step": 0, "a": NaN, "b": Infinity, "c": -Infinity})" "\n" R"({"_step": 1, "a": 1})" "\n");
@@ -105,6 +112,14 @@ TEST_CASE("JSON Lines: errors are json_scanner's, naming file and line, on eithe
         "{\"_step\": 0.5, \"a\": 1}\n",            // a step that is not an integer
         "{\"_step\": 0, \"a\": 1}\n{\"step\": 1, \"a\": 1}\n",  // two step keys
         "{\"_step\": 0, \"a\": 1}\n{\"_step\": 0, \"a\": 2}\n",  // conflicting duplicate step
+        // what follows a value On-Demand does not consume (a string, Python's NaN):
+        // found by fuzz_json_history, where simdjson had skipped over the bad separator
+        "{\"_st0p\": \"_st0p\": 0, \"_step\": 1}\n",  // a colon after a string value
+        "{\"_step\": 0, \"a\": NaN: 1}\n",            // a colon after NaN
+        "{\"_step\": 0, \"a\": -Infinity \"b\": 1}\n",  // no comma after -Infinity
+        "{\"_step\": 0, \"s\": \"x\"]\n",              // a string closed by ']'
+        "{\"_step\": 0, \"a\": [\"x\" 1]}\n",          // no comma inside an array
+        "{\"_step\": 0, \"a\": [NaN}]}\n",             // NaN closed by '}' inside an array
     };
     for (const auto& t : bad) {
         same_both_ways(t);

@@ -215,7 +215,7 @@ struct json_records_reader {
         type t;
         if (v.type().get(t)) {  // Python's NaN / Infinity (or an error)
             double x;
-            if (!od::python_non_finite(v.raw_json_token(), x)) return false;
+            if (!od::non_finite_value(v, '}', x)) return false;
             push(key, json_entry::number, top).value = x;
             return true;
         }
@@ -223,12 +223,12 @@ struct json_records_reader {
         case type::object: return simd_object(v, key, top, depth);
         case type::string: {
             std::string_view s;
-            if (!od::string_text(v, s)) return false;
+            if (!od::string_text(v, s, '}')) return false;
             push(key, json_entry::string, top).str.assign(s);
             return true;
         }
         case type::array:  // validated, dropped
-            if (!od::valid(v, depth)) return false;
+            if (!od::valid(v, depth, '}')) return false;
             push(key, json_entry::array, top);
             return true;
         case type::boolean: {
@@ -245,7 +245,7 @@ struct json_records_reader {
         }
         case type::number: {
             double x;
-            if (!od::number(v, x)) return false;
+            if (!od::number(v, x, '}')) return false;
             push(key, json_entry::number, top).value = x;
             return true;
         }

@@ -41,11 +41,49 @@ inline bool python_non_finite(std::string_view token, double& x) {
     return true;
 }
 
+/// Whether the structural character after a value's token is ',' or the
+/// parent's `closer` ('}' or ']'). Needed for every value the walk does not
+/// consume (strings and Python's NaN / Infinity read from raw_json_token,
+/// which spans the token and the whitespace up to the next structural
+/// character): On-Demand skips an unconsumed value by depth alone, so
+/// `{"a": "b": 1}` or `{"a": NaN]` would otherwise pass as well-formed
+/// (found by fuzz_json_history). Consumed values (numbers, booleans, null,
+/// objects, arrays) have their separator checked by simdjson itself.
+inline bool ends_member(std::string_view token, char closer) {
+    const char c = token.data()[token.size()];  // within the document or its padding
+    return c == ',' || c == closer;
+}
+
+/// Python's NaN, Infinity, -Infinity as a value of `v`'s parent (closed by
+/// `closer`): python_non_finite, its separator checked (ends_member).
+inline bool non_finite_value(sj::value& v, char closer, double& x) {
+    const std::string_view t = v.raw_json_token();
+    return python_non_finite(t, x) && ends_member(t, closer);
+}
+
+/// Whether a number token has more than 19 digits before its exponent.
+/// simdjson 3.0.1 (Debian 12) misreads such a number: 0.62012004852294987792
+/// came back as 0.0667..., and 13% of random 1-26 digit decimals were wrong,
+/// every one with 21 digits or more counting the leading zero (measured
+/// against std::from_chars; found by fuzz_json_history). Up to 19 digits the
+/// significand fits in 64 bits and simdjson's result is exact.
+inline bool long_significand(std::string_view token) {
+    if (token.size() <= 19) return false;
+    int digits = 0;
+    for (const char c : token) {
+        if (c == 'e' || c == 'E') break;
+        digits += c >= '0' && c <= '9';
+    }
+    return digits > 19;
+}
+
 /// A number value (or a token simdjson does not type: Python's NaN and
 /// infinities) into `x`, as json_scanner::number reads it: exactly rounded
-/// (simdjson's own parser, as from_chars), an integer -0 as +0 (Python reads
+/// (simdjson's own parser, as from_chars, up to 19 digits: long_significand),
+/// an integer -0 as +0 (Python reads
 /// "-0" as the int 0); false for anything else (overflow, bad syntax).
-inline bool number(sj::value& v, double& x) {
+inline bool number(sj::value& v, double& x, char closer) {
+    if (long_significand(trimmed(v.raw_json_token()))) return false;  // json_scanner reads it
     if (v.get_double().get(x) == simdjson::SUCCESS) {
         if (x == 0 && std::signbit(x)) {  // rare: look at the token
             const std::string_view t = trimmed(v.raw_json_token());
@@ -53,7 +91,7 @@ inline bool number(sj::value& v, double& x) {
         }
         return true;
     }
-    return python_non_finite(v.raw_json_token(), x);
+    return non_finite_value(v, closer, x);
 }
 
 /// The text between the quotes of a string token (a key: f.key().raw();
@@ -70,19 +108,20 @@ inline bool unescaped_text(const char* s, std::string_view& out) {
     return true;
 }
 inline bool key_text(const sj::field& f, std::string_view& out) { return unescaped_text(f.key().raw(), out); }
-inline bool string_text(sj::value& v, std::string_view& out) {
+inline bool string_text(sj::value& v, std::string_view& out, char closer) {
     const std::string_view t = v.raw_json_token();
-    return !t.empty() && t[0] == '"' && unescaped_text(t.data() + 1, out);
+    return !t.empty() && t[0] == '"' && unescaped_text(t.data() + 1, out) && ends_member(t, closer);
 }
 
 /// Whether `v` is a valid value json_scanner::skip_value would pass over
 /// (every element and member visited, so commas, colons and literals are
-/// checked as json_scanner checks them); `depth`: of `v`.
-inline bool valid(sj::value v, int depth) {
+/// checked as json_scanner checks them); `depth`: of `v`; `closer`: its
+/// parent's ('}' or ']').
+inline bool valid(sj::value v, int depth, char closer) {
     sj::json_type t;
     if (v.type().get(t)) {
         double x;
-        return python_non_finite(v.raw_json_token(), x);
+        return non_finite_value(v, closer, x);
     }
     switch (t) {
     case sj::json_type::object: {
@@ -92,7 +131,7 @@ inline bool valid(sj::value v, int depth) {
         for (auto f : o) {
             sj::field m;
             std::string_view k;
-            if (std::move(f).get(m) || !key_text(m, k) || !valid(m.value(), depth + 1)) return false;
+            if (std::move(f).get(m) || !key_text(m, k) || !valid(m.value(), depth + 1, '}')) return false;
         }
         return true;
     }
@@ -102,17 +141,17 @@ inline bool valid(sj::value v, int depth) {
         if (v.get_array().get(a)) return false;
         for (auto e : a) {
             sj::value x;
-            if (std::move(e).get(x) || !valid(x, depth + 1)) return false;
+            if (std::move(e).get(x) || !valid(x, depth + 1, ']')) return false;
         }
         return true;
     }
     case sj::json_type::number: {
         double x;
-        return number(v, x);
+        return number(v, x, closer);
     }
     case sj::json_type::string: {
         std::string_view s;
-        return string_text(v, s);
+        return string_text(v, s, closer);
     }
     case sj::json_type::boolean: {
         bool b;

@@ -208,8 +208,8 @@ struct simd_entry_reader {
     static bool scalar(od::sj::value v, double& x, bool& has) {
         od::sj::json_type t;
         has = true;
-        if (v.type().get(t)) return od::python_non_finite(v.raw_json_token(), x);
-        if (t == od::sj::json_type::number) return od::number(v, x);
+        if (v.type().get(t)) return od::non_finite_value(v, '}', x);
+        if (t == od::sj::json_type::number) return od::number(v, x, '}');
         if (t == od::sj::json_type::boolean) {
             bool f = false;
             if (v.get_bool().get(f)) return false;
@@ -217,7 +217,7 @@ struct simd_entry_reader {
             return true;
         }
         has = false;
-        return od::valid(v, 3);  // entry members: depth 3 of the document
+        return od::valid(v, 3, '}');  // entry members: depth 3 of the document
     }
     simd_slot& slot(std::size_t i, std::string_view key) {
         if (i >= slots.size()) slots.resize(i + 1);
@@ -269,13 +269,13 @@ bool simd_state_field(od::sj::value v, const std::string& key, run_history& run)
     double x = 0;
     std::string_view s;
     if (v.type().get(t)) {
-        if (!od::python_non_finite(v.raw_json_token(), x)) return false;
+        if (!od::non_finite_value(v, '}', x)) return false;
         run.attributes[key] = number_text(x);
         return true;
     }
     switch (t) {
     case od::sj::json_type::string:
-        if (!od::string_text(v, s)) return false;
+        if (!od::string_text(v, s, '}')) return false;
         run.attributes[key] = std::string(s);
         return true;
     case od::sj::json_type::boolean: {
@@ -285,10 +285,10 @@ bool simd_state_field(od::sj::value v, const std::string& key, run_history& run)
         return true;
     }
     case od::sj::json_type::number:
-        if (!od::number(v, x)) return false;
+        if (!od::number(v, x, '}')) return false;
         run.attributes[key] = number_text(x);
         return true;
-    default: return od::valid(v, 2);
+    default: return od::valid(v, 2, '}');
     }
 }
 
@@ -315,7 +315,7 @@ bool simd_log_history(std::string_view text, const std::string& path, run_builde
         od::sj::value v = m.value();
         key.assign(k);
         if (key != "log_history" || found) {
-            if (!(is_run_field(key) ? simd_state_field(v, key, b.run()) : od::valid(v, 2))) return false;
+            if (!(is_run_field(key) ? simd_state_field(v, key, b.run()) : od::valid(v, 2, '}'))) return false;
             continue;
         }
         od::sj::array entries;
