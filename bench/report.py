@@ -5,6 +5,7 @@ import json
 import sys
 
 from bench_json import cpu, header, medians
+from report_more import readers_section, runs_section, summary_section
 
 out, levels = sys.argv[1], sys.argv[2:]
 numpy = json.load(open(f"{out}/numpy.json"))
@@ -14,6 +15,9 @@ print(f"Machine: {cpu}, 2 cores. One run of `bash bench/run.sh`; medians of 3 re
 print(f"numpy {numpy['numpy']} float64 panel on the same problem: "
       f"{numpy['panel_tokens_per_s'] / 1e6:.1f} M tokens/s; np.quantile (12 quantiles): "
       f"{numpy['quantiles_tokens_per_s'] / 1e6:.1f} M tokens/s.\n")
+print("The summary (the README's speed table is this block, copied by bench/readme_speed.py):\n")
+summary_section(out, levels)
+print()
 print("Panel over float32 tokens with an 80% mask (9 bytes/token); roofline = read bandwidth of the same bytes "
       "measured in the same binary.\n")
 header('level', 'benchmark', 'tokens', 'threads', 'M tokens/s', 'GB/s', 'x numpy', '% of roofline')
@@ -155,3 +159,5 @@ else:
         print(f"| {r['name']} | {r['logratio_ms']:.2f} | {r['cxx_kernel_ms']:.2f} | {r['python_over_kernel']:.2f} | "
               f"{r['torch_ms']:.2f} | {r['vs_torch']:.1f} | {npy} |")
 
+runs_section(out)
+readers_section(out)

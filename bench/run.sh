@@ -3,7 +3,12 @@
 # binary per x86-64 level), runs those this CPU supports, runs the numpy
 # script on the same problem size, and writes bench/RESULTS.md with
 # tokens/s, the ratio to numpy and the fraction of the read-bandwidth
-# roofline measured in the same run.
+# roofline measured in the same run; then the run statistics against scipy
+# and the tracker readers against Python readers, on the CLI of the same
+# build. The README's speed table is then copied from RESULTS.md
+# (bench/readme_speed.py), so every figure in both comes from this one run.
+#   LOGRATIO_BENCH_BIG=1 adds the 1,000 runs x 100,000 updates case (a 3 GB
+#   table in TMPDIR, deleted after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --workflow --preset bench >/dev/null
@@ -37,5 +42,17 @@ if PYTHONPATH=build/bench/python /usr/bin/python3 -c 'import torch, logratio' 2>
   PYTHONPATH=build/bench/python /usr/bin/python3 bench/python_vs_torch.py --repeat 7 --rounds 3 \
     --json "$out/python_vs_torch.json" > /dev/null
 fi
-/usr/bin/python3 bench/report.py "$out" "${levels[@]}" > bench/RESULTS.md
+# `logratio runs` against scipy's per-run statistics; the readers against
+# Python readers of the same formats (files in TMPDIR, deleted after)
+big=()
+[ "${LOGRATIO_BENCH_BIG:-0}" = 1 ] && big=(--big)
+/usr/bin/python3 bench/runs_vs_scipy.py build/bench/bin/logratio "${big[@]}" > "$out/runs_vs_scipy.json"
+readers_work=$(mktemp -d "${TMPDIR:-/tmp}/logratio_bench_readers.XXXXXX")
+/usr/bin/python3 bench/bench_trackers.py build/bench/bin/logratio --readers --repeat 3 --markdown \
+  --work "$readers_work" > "$out/readers.txt"
+rm -rf "$readers_work"
+# Written whole or not at all: a failed report leaves the old RESULTS.md
+/usr/bin/python3 bench/report.py "$out" "${levels[@]}" > "$out/RESULTS.md"
+mv "$out/RESULTS.md" bench/RESULTS.md
+/usr/bin/python3 bench/readme_speed.py
 cat bench/RESULTS.md
