@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -362,5 +364,128 @@ TEST_CASE("Knight's count: the O(n²) count with x in order (the sort skipped), 
             const double xa = x[idx[i - 1]], xb = x[idx[i]];
             CHECK((xa < xb || (xa == xb && y[idx[i - 1]] <= y[idx[i]])));
         }
+    }
+}
+
+namespace {
+
+/// Permutations of 0..n): shuffled, or sorted with a few nearby swaps (a
+/// narrow band's b-ranks), or reversed.
+std::vector<std::uint32_t> test_permutation(std::mt19937_64& g, std::size_t n, int kind) {
+    std::vector<std::uint32_t> a(n);
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<std::uint32_t>(i);
+    if (kind == 0) std::shuffle(a.begin(), a.end(), g);
+    if (kind == 1)
+        for (std::size_t i = 0; i + 1 < n; i += 1 + g() % 4) std::swap(a[i], a[std::min(n - 1, i + g() % 12)]);
+    if (kind == 2) std::reverse(a.begin(), a.end());
+    return a;
+}
+
+/// The (earlier, later) position pairs with earlier key > later key, O(n²), sorted.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> inversion_pairs(const std::vector<std::uint32_t>& a) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+    for (std::uint32_t i = 0; i < a.size(); ++i)
+        for (std::uint32_t j = i + 1; j < a.size(); ++j)
+            if (a[i] > a[j]) out.emplace_back(i, j);
+    return out;
+}
+
+std::vector<detail::merge_item> items_at_positions(const std::vector<std::uint32_t>& a) {
+    std::vector<detail::merge_item> it(a.size());
+    for (std::uint32_t i = 0; i < a.size(); ++i) it[i] = {a[i], i};
+    return it;
+}
+
+}  // namespace
+
+TEST_CASE("inversions of a permutation: the radix split and the insertion sort meet the O(n²) pairs, once each") {
+    std::mt19937_64 g(41);
+    const std::size_t sizes[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 700};
+    for (const std::size_t n : sizes)
+        for (int kind = 0; kind < 3; ++kind) {
+            INFO("n " << n << ", kind " << kind);
+            const auto a = test_permutation(g, n, kind);
+            const auto want = inversion_pairs(a);
+            CHECK(detail::permutation_inversions(a) == want.size());
+            CHECK(detail::inversion_count(items_at_positions(a), nullptr) == want.size());
+            const auto by_insertion = detail::inversions_by_insertion(a, want.size());
+            REQUIRE(by_insertion);
+            CHECK(*by_insertion == want.size());
+            if (!want.empty()) CHECK_FALSE(detail::inversions_by_insertion(a, want.size() - 1));
+            std::vector<std::pair<std::uint32_t, std::uint32_t>> split, insertion;
+            const auto collect = [](std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) {
+                return [&out](const std::vector<detail::merge_item>& cur, std::size_t lo, std::size_t hi,
+                              const detail::merge_item& later) {
+                    for (std::size_t k = lo; k < hi; ++k) {
+                        CHECK(cur[k].key > later.key);
+                        out.emplace_back(cur[k].point, later.point);
+                    }
+                };
+            };
+            detail::for_each_permutation_inversion_range(items_at_positions(a), collect(split));
+            detail::for_each_inversion_by_insertion(items_at_positions(a), collect(insertion));
+            std::sort(split.begin(), split.end());
+            std::sort(insertion.begin(), insertion.end());
+            CHECK(split == want);
+            CHECK(insertion == want);
+            // the pairs at chosen indices of the order each meets them in: those pairs
+            std::vector<std::uint64_t> targets;
+            for (std::uint64_t t = 0; t < want.size(); t += 1 + g() % 7) targets.push_back(t);
+            std::vector<std::pair<std::uint32_t, std::uint32_t>> at_split, at_insertion;
+            detail::permutation_inversions_at(items_at_positions(a), targets,
+                                              [&](std::uint32_t e, std::uint32_t l) { at_split.emplace_back(e, l); });
+            detail::inversions_by_insertion_at(items_at_positions(a), targets,
+                                               [&](std::uint32_t e, std::uint32_t l) { at_insertion.emplace_back(e, l); });
+            CHECK(at_split.size() == targets.size());
+            CHECK(at_insertion.size() == targets.size());
+            for (const auto& p : at_split) CHECK(std::binary_search(want.begin(), want.end(), p));
+            for (const auto& p : at_insertion) CHECK(std::binary_search(want.begin(), want.end(), p));
+            std::sort(at_split.begin(), at_split.end());
+            CHECK(std::adjacent_find(at_split.begin(), at_split.end()) == at_split.end());
+        }
+}
+
+TEST_CASE("slope bands: the insertion listing and the sign sample against the merge and the O(n²) slopes") {
+    std::mt19937_64 g(4141);
+    for (int it = 0; it < 40; ++it) {
+        std::vector<double> x(60 + g() % 200), y(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {  // distinct points: no weights
+            x[i] = static_cast<double>(i) + (g() % 3 == 0 ? 0.0 : 0.5);
+            y[i] = std::round((0.01 * x[i] + 0.3 * (static_cast<double>(g() % 1000) / 1000.0)) * 1e3) / 1e3;
+        }
+        const auto d = detail::slope_data_of(x.data(), y.data(), x.size());
+        if (detail::weights_of(d)) continue;
+        const auto all = sorted_slopes(x, y);
+        const double a = all[all.size() / 2 - all.size() / 50], b = all[all.size() / 2 + all.size() / 50];
+        const auto s = detail::band_of(d, a, b, nullptr, 4 * all.size());
+        INFO("case " << it << ", band " << s.size());
+        // the counts (split and insertion) are the merge's
+        CHECK(s.below == detail::inversion_count(detail::items_of(s, [&](std::size_t p) { return s.point[p]; }), nullptr));
+        CHECK(s.size() == detail::inversion_count(detail::items_of(s, [&](std::size_t p) { return s.rank[p]; }), nullptr));
+        CHECK(s.size() > 0);
+        CHECK(detail::few_inversions(s));
+        std::vector<double> few, merged;
+        detail::for_each_few_band_pair(d, s, [&](double v, std::uint64_t) { few.push_back(v); });
+        detail::for_each_inversion_range(detail::items_of(s, [&](std::size_t p) { return s.rank[p]; }), nullptr,
+                                         [&](const std::vector<detail::merge_item>& cur, std::size_t i, std::size_t mid,
+                                             const detail::merge_item& later, const std::vector<std::uint64_t>&) {
+                                             for (std::size_t k = i; k < mid; ++k)
+                                                 merged.push_back(detail::pair_slope(d, cur[k].point, later.point));
+                                         });
+        std::sort(few.begin(), few.end());
+        std::sort(merged.begin(), merged.end());
+        REQUIRE(few.size() == merged.size());
+        for (std::size_t k = 0; k < few.size(); ++k) CHECK(same_bits(few[k], merged[k]));
+        // the positive band's sample: positive slopes of the data's pairs
+        const auto pos = detail::band_of(d, 0x1p-460, std::numeric_limits<double>::infinity());
+        detail::splitmix rng{static_cast<std::uint64_t>(it)};
+        const auto sample = detail::sample_sign_band(d, pos, true, 500, rng);
+        if (pos.size() < x.size() * x.size() / 8) {
+            CHECK_FALSE(sample);
+            continue;
+        }
+        REQUIRE(sample);
+        CHECK(sample->size() == 500);
+        for (const double v : *sample) CHECK((v > 0 && std::binary_search(all.begin(), all.end(), v)));
     }
 }

@@ -52,12 +52,15 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "exact_keys.hpp"
+#include "inversion_insertion.hpp"
 #include "inversion_merge.hpp"
+#include "inversion_split.hpp"
 #include "pair_counts.hpp"
 #include "radix_order.hpp"
 
@@ -224,8 +227,10 @@ inline void b_ranks(const std::vector<std::uint32_t>& by_b, const std::vector<ex
 
 /// The band [a, b]; `known`: its (below, pairs) when the caller knows them
 /// (the bands of all negative or all positive slopes: Kendall's counts).
+/// `few`: the caller expects at most about this many pairs (a band narrowed
+/// to the listing size): they are counted by insertion, up to that many.
 inline slope_band band_of(const slope_data& d, double a, double b,
-                          const std::pair<std::uint64_t, std::uint64_t>* known = nullptr) {
+                          const std::pair<std::uint64_t, std::uint64_t>* known = nullptr, std::uint64_t few = 0) {
     const std::size_t n = d.x.size();
     slope_band s;
     s.a = a;
@@ -248,11 +253,18 @@ inline slope_band band_of(const slope_data& d, double a, double b,
         s.pairs = inversion_count(items_of(s, [&](std::size_t p) { return s.rank[p]; }), w);
         return s;
     }
-    std::vector<std::uint32_t> x_in_a(n);
-    for (std::size_t p = 0; p < n; ++p) x_in_a[p] = d.xrank[s.point[p]];
-    std::tie(s.below, s.pairs) = inversion_counts(std::move(x_in_a), s.rank);
+    // single points: the keys are permutations (inversion_split.hpp). The
+    // points' indices in (x, y) order stand for x: equal x come in y order
+    // in every a-order (key y - a·x), so they make no inversion there either
+    s.below = permutation_inversions(s.point);
+    const auto counted = few ? inversions_by_insertion(s.rank, few) : std::nullopt;
+    s.pairs = counted ? *counted : permutation_inversions(s.rank);
     return s;
 }
+
+/// Whether the band's pairs are few enough (<= 256 an item) for an insertion
+/// sort to meet them faster than log2(n) passes over the items would.
+inline bool few_inversions(const slope_band& s) { return s.pairs <= 256 * std::uint64_t(s.rank.size()); }
 
 /// splitmix64: a small deterministic generator (results must not depend
 /// on a seed, and they do not: the sample only guides the search).
@@ -286,9 +298,58 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
     for (std::size_t k = 0; k < m; ++k) targets[k] = stratum(k) + rng.below(stratum(k + 1) - stratum(k));
     std::vector<double> out;
     out.reserve(m);
-    inversions_at(items_of(s, [&](std::size_t p) { return s.rank[p]; }), weights_of(d), targets,
-                  [&](std::uint32_t earlier, std::uint32_t later) { out.push_back(pair_slope(d, earlier, later)); });
+    const auto add = [&](std::uint32_t earlier, std::uint32_t later) { out.push_back(pair_slope(d, earlier, later)); };
+    auto items = items_of(s, [&](std::size_t p) { return s.rank[p]; });
+    if (const auto* w = weights_of(d)) inversions_at(std::move(items), w, targets, add);
+    else if (few_inversions(s)) inversions_by_insertion_at(std::move(items), targets, add);
+    else permutation_inversions_at(std::move(items), targets, add);
     return out;
+}
+
+/// m slopes of pairs drawn uniformly (independently) from a band of all the
+/// pairs of one sign (`positive`, else negative), by drawing two points and
+/// keeping the pair when its slope has that sign: no pass over the points.
+/// None when points carry weights, or the band holds under a quarter of the
+/// n² ordered draws (too many would be rejected): sample_band then.
+inline std::optional<std::vector<double>> sample_sign_band(const slope_data& d, const slope_band& s, bool positive,
+                                                           std::size_t m, splitmix& rng) {
+    const std::uint64_t n = d.x.size();
+    if (weights_of(d) || s.size() < n * n / 8) return std::nullopt;  // (pairs = half the ordered draws)
+    std::vector<double> out;
+    out.reserve(m);
+    while (out.size() < m) {
+        const auto i = static_cast<std::uint32_t>(rng.below(n)), j = static_cast<std::uint32_t>(rng.below(n));
+        if (d.x[i] == d.x[j]) continue;  // (i == j too): no slope
+        const double v = pair_slope(d, i, j);
+        if (positive ? v > 0 : v < 0) out.push_back(v);
+    }
+    return out;
+}
+
+/// for_each_band_pair of a band of single points with few pairs
+/// (few_inversions): an insertion sort of the points by b-rank, carrying
+/// their x and y, so each inserted point's pairs are the points it passes,
+/// read where they lie (inversion_insertion.hpp; no scattered loads). The
+/// quotient is for_each_band_pair's (the earlier point first, + 0.0).
+template <class F>
+void for_each_few_band_pair(const slope_data& d, const slope_band& s, const F& f) {
+    struct ranked_point {
+        std::uint32_t rank;
+        double x, y;
+    };
+    thread_local std::vector<ranked_point> v;  // reused per thread
+    v.resize(s.point.size());
+    for (std::size_t p = 0; p < v.size(); ++p) v[p] = {s.rank[p], d.x[s.point[p]], d.y[s.point[p]]};
+    for (std::size_t j = 1; j < v.size(); ++j) {
+        const ranked_point b = v[j];
+        std::size_t p = j;
+        for (; p > 0 && v[p - 1].rank > b.rank; --p) {
+            const ranked_point& a = v[p - 1];
+            f((a.y - b.y) / (a.x - b.x) + 0.0, std::uint64_t(1));
+            v[p] = a;
+        }
+        v[p] = b;
+    }
 }
 
 /// Calls f(slope, copies) for every pair of distinct points in the band: a
@@ -297,6 +358,7 @@ inline std::vector<double> sample_band(const slope_data& d, const slope_band& s,
 template <class F>
 void for_each_band_pair(const slope_data& d, const slope_band& s, const F& f) {
     const auto* w = weights_of(d);
+    if (!w && few_inversions(s)) return for_each_few_band_pair(d, s, f);
     // each point's x and y side by side: one cache line a pair, not two
     // (the points of a merge's range are scattered); the quotient is
     // pair_slope's: fl(y_i - y_j) = -fl(y_j - y_i), so either order of the
@@ -308,15 +370,18 @@ void for_each_band_pair(const slope_data& d, const slope_band& s, const F& f) {
     thread_local std::vector<xy> pts;
     pts.resize(d.x.size());
     for (std::size_t p = 0; p < pts.size(); ++p) pts[p] = {d.x[p], d.y[p]};
-    for_each_inversion_range(items_of(s, [&](std::size_t p) { return s.rank[p]; }), w,
+    const auto visit = [&](const std::vector<merge_item>& cur, std::size_t i, std::size_t mid, const merge_item& later) {
+        const xy b = pts[later.point];
+        for (std::size_t k = i; k < mid; ++k) {
+            const xy a = pts[cur[k].point];
+            f((a.y - b.y) / (a.x - b.x) + 0.0, w ? d.w[cur[k].point] * d.w[later.point] : 1);
+        }
+    };
+    auto items = items_of(s, [&](std::size_t p) { return s.rank[p]; });
+    if (!w) return for_each_permutation_inversion_range(std::move(items), visit);  // (inversion_split.hpp)
+    for_each_inversion_range(std::move(items), w,
                              [&](const std::vector<merge_item>& cur, std::size_t i, std::size_t mid,
-                                 const merge_item& later, const std::vector<std::uint64_t>&) {
-                                 const xy b = pts[later.point];
-                                 for (std::size_t k = i; k < mid; ++k) {
-                                     const xy a = pts[cur[k].point];
-                                     f((a.y - b.y) / (a.x - b.x) + 0.0, w ? d.w[cur[k].point] * d.w[later.point] : 1);
-                                 }
-                             });
+                                 const merge_item& later, const std::vector<std::uint64_t>&) { visit(cur, i, mid, later); });
 }
 
 /// The smallest threshold a such that every pair whose computed slope is

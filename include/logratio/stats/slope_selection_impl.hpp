@@ -216,7 +216,9 @@ inline std::vector<double> select_cluster(const slope_data& d, const std::vector
             }
             const auto [nlo, nhi] = next;
             if (nlo == lo && nhi == hi) break;  // cannot shrink: a mass of equal slopes
-            slope_band t = band_of(d, std::max(cur->a, widen_down(nlo)), std::min(cur->b, widen_up(nhi)));
+            // (expected at most the listing size: counted by insertion up to 4 times that)
+            slope_band t = band_of(d, std::max(cur->a, widen_down(nlo)), std::min(cur->b, widen_up(nhi)), nullptr,
+                                   4 * limit);
             ++trace.rounds;
             if (t.below > k.front() || t.below + t.size() <= k.back()) {  // missed: resample, wider
                 ++trace.retries;
@@ -312,7 +314,8 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
         const slope_band start = band_of(d, lo, hi, &counts);
         ++tr.rounds;
         splitmix rng{0x73656E2D31393638ull ^ d.pairs ^ static_cast<std::uint64_t>(side)};
-        const auto sample = sample_band(d, start, m, rng);
+        auto drawn = sample_sign_band(d, start, side == 1, m, rng);
+        const auto sample = drawn ? std::move(*drawn) : sample_band(d, start, m, rng);
         // ranks close together share one band; clusters apart, one narrowed band first
         const auto shared =
             k.back() - k.front() > span ? shared_band_of(d, k, start, sample, lo, hi, m, rng, tr) : std::nullopt;
