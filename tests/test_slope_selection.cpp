@@ -489,3 +489,23 @@ TEST_CASE("slope bands: the insertion listing and the sign sample against the me
         for (const double v : *sample) CHECK((v > 0 && std::binary_search(all.begin(), all.end(), v)));
     }
 }
+
+TEST_CASE("Knight's count by ranks (n >= 512): the O(n²) count, with ties, signed zeros and a NaN-free shuffle") {
+    std::mt19937_64 g(512);
+    for (int it = 0; it < 12; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 512 + static_cast<std::size_t>(g() % 900), x, y);
+        for (auto& v : y)
+            if (g() % 5 == 0) v = (g() % 2) ? 0.0 : -0.0;  // -0 and +0 tie: no exchange
+        if (it % 2) std::sort(x.begin(), x.end());
+        INFO("case " << it << ", n " << x.size());
+        const auto c = detail::kendall_counts_of(x.data(), y.data(), x.size());
+        const auto r = detail::kendall_counts_reference(x.data(), y.data(), x.size());
+        CHECK(c.dis == r.dis);
+        CHECK(c.s == r.s);
+        CHECK(c.ytie == r.ytie);
+        CHECK(c.y1 == r.y1);
+    }
+    std::vector<double> a = {3.0, -0.0, 1.0, 0.0, -0.0, 2.0};
+    CHECK(detail::merge_exchanges(a) == 7);  // 3 passes five, 1 passes the two zeros; -0 = +0
+}
