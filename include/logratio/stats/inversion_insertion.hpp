@@ -7,7 +7,11 @@
 // items. Inserting item j shifts exactly the earlier items with a larger key,
 // which at that moment are one contiguous range of the sorted prefix: the
 // same (range, later item) events the merge meets (inversion_merge.hpp).
-// Equal keys are no inversion (the insertion stops at them).
+// Equal keys are no inversion (the insertion stops at them). The bands are
+// those of the randomized slope selection of Matousek (1991) in the form of
+// Dillencourt, Mount & Netanyahu (1992), whose counts are Knight's (1966)
+// merge-sort inversion count; the cost O(n + inversions) of counting them by
+// insertion is the classic one (Knuth, TAOCP vol. 3, 5.2.1).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

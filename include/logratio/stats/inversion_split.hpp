@@ -22,10 +22,12 @@
 // the 1s before it in its group, written at the start of the group's upper
 // half, so a listing costs O(n log n + pairs) as the merge's did.
 //
-// This is the classic bit-by-bit inversion count (a radix sort's view of
-// Knight's (1966) merge count; cf. the binary-trie counts in Dillencourt,
-// Mount & Netanyahu (1992), who count a band's inversions for Matousek's
-// (1991) slope selection with a merge).
+// The counts are those of the randomized slope selection of Matousek (1991)
+// in the form of Dillencourt, Mount & Netanyahu (1992), where a band's pairs
+// are the inversions of one order in another, counted by a merge sort as in
+// Knight's (1966) Kendall count; here the same inversions by the ranks' bits
+// (the radix-sort view of that count: each pair met at the merge level --
+// here the bit -- where it is decided).
 #include <cstddef>
 #include <cstdint>
 #include <utility>

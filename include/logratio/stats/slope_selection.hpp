@@ -13,9 +13,15 @@
 //    in [a, b] are the inversions of the b-order inside the a-order, and the
 //    pairs below a the inversions of x inside the a-order: all three --
 //    counted in O(n log n), sampled uniformly in O(n log n + m) and
-//    enumerated in O(n log n + pairs) -- by one merge sort of integer ranks
-//    (inversion_merge.hpp), the orders by a radix sort of the rounded keys
-//    (radix_order.hpp) with exact tie-breaks.
+//    enumerated in O(n log n + pairs) -- on integer ranks, which for single
+//    points are permutations: by a most-significant-bit-first radix split
+//    (inversion_split.hpp), a band narrowed to about the listing size (a few
+//    pairs a point) by an insertion sort in O(n + pairs)
+//    (inversion_insertion.hpp), weighted points by a merge sort
+//    (inversion_merge.hpp, also the reference of the other two in the
+//    tests); the orders by a radix sort of the rounded keys (radix_order.hpp)
+//    with exact tie-breaks. The band of all pairs of one sign is sampled by
+//    drawing point pairs and keeping those of its sign (sample_sign_band).
 //  - Start with the band of all pairs. While the band holds more than
 //    L = O(n) pairs: draw m = O(n) random pairs of the band, take the sample
 //    slopes c·sqrt(m) ranks below and above where the wanted rank falls, and
