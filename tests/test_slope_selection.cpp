@@ -509,3 +509,21 @@ TEST_CASE("Knight's count by ranks (n >= 512): the O(n²) count, with ties, sign
     std::vector<double> a = {3.0, -0.0, 1.0, 0.0, -0.0, 2.0};
     CHECK(detail::merge_exchanges(a) == 7);  // 3 passes five, 1 passes the two zeros; -0 = +0
 }
+
+TEST_CASE("set_order_statistics: at each rank the value a sort puts there, ranks unsorted and repeated") {
+    std::mt19937_64 g(4545);
+    for (int it = 0; it < 30; ++it) {
+        const std::size_t n = 1 + static_cast<std::size_t>(g() % 3000);
+        std::vector<double> v(n);
+        for (auto& x : v) {  // negatives, ties, near-equal bits; no zero (the callers' condition)
+            const double u = static_cast<double>(1 + g() % 500) * (g() % 2 ? 1e-3 : -1e-3);
+            x = g() % 7 == 0 ? std::nextafter(u, 1.0) : u;
+        }
+        std::vector<double> sorted = v;
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<std::uint64_t> ranks = {n - 1, 0, n / 2, n / 2};
+        for (int q = 0; q < 4; ++q) ranks.push_back(g() % n);
+        detail::set_order_statistics(v, ranks);
+        for (const auto r : ranks) CHECK(same_bits(v[static_cast<std::size_t>(r)], sorted[static_cast<std::size_t>(r)]));
+    }
+}

@@ -137,7 +137,7 @@ inline std::pair<double, double> sample_bracket(std::vector<double>& sample, con
     std::vector<std::uint64_t> at;
     if (j.first >= 0) at.push_back(static_cast<std::uint64_t>(j.first));
     if (j.second < static_cast<double>(sample.size())) at.push_back(static_cast<std::uint64_t>(j.second));
-    select_order_statistics(sample, at);
+    set_order_statistics(sample, at);  // (no zero among a band's sample slopes: bands of one sign)
     return bracket_of(sample, j, lo, hi);
 }
 
@@ -266,7 +266,7 @@ inline std::vector<std::pair<double, double>> cluster_brackets(
         if (j.back().second < m) at.push_back(static_cast<std::uint64_t>(j.back().second));
     }
     std::vector<double> sample = sh.sample;
-    select_order_statistics(sample, at);
+    set_order_statistics(sample, at);
     std::vector<std::pair<double, double>> out;
     for (const auto& q : j) out.push_back(bracket_of(sample, q, sh.lo, sh.hi));
     return out;
