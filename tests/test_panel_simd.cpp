@@ -337,7 +337,7 @@ TEST_CASE("float32 lanes: a positive log-prob on an exact small delta is named")
 TEST_CASE("float32 lanes: shifted narrow and constant deltas (spreads from the shifted sums), long rows' counts") {
     // The float32 loop (detail/panel_f32.hpp at AVX-512) derives sum k3 and
     // sum d^2 from its shifted sums once per sequence and counts thresholds
-    // in 8-bit fields moved every 64 batches: deltas near 0.3 with a spread
+    // in 16-bit fields moved every 64 batches: deltas near 0.3 with a spread
     // of 1e-3 (chi2, ratio_std where the shifts carry most of the value), a
     // constant delta (every spread exactly 0 in the float64 kernel), rows
     // of 5000 tokens (counts past one field's range), thresholds at and
@@ -370,4 +370,38 @@ TEST_CASE("float32 lanes: shifted narrow and constant deltas (spreads from the s
     CHECK(test::spec_close(test::entry(c, "kl_k3"), std::expm1(0.25) - 0.25));
     CHECK(c.frac_abs_delta_gt[0] == 0.0);  // |delta| > 0.25: none
     CHECK(c.frac_abs_delta_gt[1] == 1.0);  // > the float below 0.25: all
+}
+
+TEST_CASE("float32 lanes: eight thresholds (any-count loop, both count words), rows past the counts' move") {
+    // The float32 loop counts |delta| > threshold j in 16-bit field j % 4 of
+    // count word j / 4, moved into the range's counters every 64 batches and
+    // at each row's end: 8 thresholds (the loop for any number of them, both
+    // words), rows of 3001 tokens (moves inside a row, a partial last batch),
+    // deltas spread over every threshold; counts equal the scalar path's.
+    std::mt19937_64 g(72);
+    std::uniform_real_distribution<double> u(-0.5, 0.5);
+    const std::size_t rows = 5, cols = 3001, n = rows * cols;
+    std::vector<float> t(n), r(n);
+    std::vector<std::uint8_t> m(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        r[i] = -static_cast<float>(1.0 + 0.5 * (i % 3));
+        t[i] = static_cast<float>(r[i] + u(g) * u(g) * 2.0);
+        m[i] = g() % 5 != 0;
+    }
+    logratio::panel_options o;
+    o.abs_delta_thresholds = {1e-4, 1e-3, 0.01, 0.03, 0.05, 0.1, 0.2, 0.4};
+    const auto v = logratio::paired_view<float, std::uint8_t>::padded(t.data(), r.data(), m.data(), rows, cols);
+    const auto simd = logratio::kernels::compute_panel(v, o);
+    const auto scalar = logratio::accumulate_panel_scalar(v, o).finish();
+    check_same<float>(simd, scalar, "eight thresholds");
+    REQUIRE(simd.frac_abs_delta_gt.size() == 8);
+    for (std::size_t k = 0; k < 8; ++k) CHECK(simd.frac_abs_delta_gt[k] == scalar.frac_abs_delta_gt[k]);
+    std::uint64_t above_01 = 0, kept = 0;  // one count by hand: |delta| > 0.1
+    for (std::size_t i = 0; i < n; ++i)
+        if (m[i]) {
+            ++kept;
+            above_01 += std::fabs(static_cast<double>(t[i]) - static_cast<double>(r[i])) > 0.1;
+        }
+    CHECK(simd.frac_abs_delta_gt[5] == static_cast<double>(above_01) / static_cast<double>(kept));
+    CHECK(above_01 > 1000);  // the field would have wrapped at 8 bits within a row
 }

@@ -114,24 +114,22 @@ struct f32_sums {
     __m512d abs = d, tv = d, dk3 = d;          // flushed float32 sums
     __m512 fabs = _mm512_setzero_ps(), ftv = fabs, fdk3 = fabs;  // float32 partial sums
     __m512 mn = _mm512_set1_ps(INFINITY), mx = _mm512_set1_ps(-INFINITY), top = mx;
-    // Counts of |delta| > threshold j, 8-bit fields (j % 4) of 32-bit lanes
-    // (j / 4), one masked add per threshold and batch (an array of popcounts
-    // measured slower: the compiler vectorized its adds through memory);
-    // moved into the range's counters every 8 flushes (64 batches: no
-    // field reaches 2^8) and at the sequence's end.
-    __m512i above[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+    // Counts of |delta| > threshold j in 16-bit fields (j % 4) of two
+    // scalars (j / 4): per threshold and batch a compare into a mask and its
+    // popcount, on the integer units the vector terms leave idle (8-bit
+    // fields of vector counters took a masked vector add per threshold on
+    // the FP/vector pipes the terms are bound by: measured slower); moved
+    // into the range's counters every 8 flushes (64 batches: a field holds
+    // at most 1024) and at the sequence's end.
+    std::uint64_t above[2] = {0, 0};
     std::uint64_t n = 0;
     int batches = 0;  // since the last flush
     int flushes = 0;  // since the counts were last moved
 
-    /// The per-lane counts of thresholds [0, nthr) added to counts[], zeroed.
+    /// The counts of thresholds [0, nthr) added to counts[], zeroed.
     void move_counts(std::uint32_t nthr, std::uint64_t* counts) noexcept {
-        for (std::uint32_t j = 0; j < nthr && j < 8; ++j) {
-            const __m512i shift = _mm512_set1_epi32(8 * static_cast<int>(j % 4));
-            const __m512i field = _mm512_and_si512(_mm512_srlv_epi32(above[j / 4], shift), _mm512_set1_epi32(0xff));
-            counts[j] += static_cast<std::uint32_t>(_mm512_reduce_add_epi32(field));
-        }
-        above[0] = above[1] = _mm512_setzero_si512();
+        for (std::uint32_t j = 0; j < nthr && j < 8; ++j) counts[j] += (above[j / 4] >> (16 * (j % 4))) & 0xffff;
+        above[0] = above[1] = 0;
         flushes = 0;
     }
     void flush(std::uint32_t nthr, std::uint64_t* counts) noexcept {
@@ -214,8 +212,8 @@ LOGRATIO_ALWAYS_INLINE inline void f32_batch(const paired_view<T, M>& v, std::ui
     a.fdk3 = _mm512_fmadd_ps(d0, k3, a.fdk3);
     const std::uint32_t n = NT >= 0 ? static_cast<std::uint32_t>(NT) : nthr;
     for (std::uint32_t j = 0; j < n && j < 8; ++j)
-        a.above[j / 4] = _mm512_mask_add_epi32(a.above[j / 4], _mm512_mask_cmp_ps_mask(ok, ad, th.thr[j], _CMP_GT_OQ),
-                                               a.above[j / 4], _mm512_set1_epi32(1 << (8 * (j % 4))));
+        a.above[j / 4] += static_cast<std::uint64_t>(__builtin_popcount(_mm512_mask_cmp_ps_mask(ok, ad, th.thr[j], _CMP_GT_OQ)))
+                          << (16 * (j % 4));
     if (++a.batches == f32_flush_batches) a.flush(n, above);
 }
 
