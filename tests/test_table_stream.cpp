@@ -321,3 +321,126 @@ TEST_CASE("table_stream: line_list packs lines as progressions and gives each ba
         for (std::size_t k = 0; k < lines.size(); ++k) CHECK(a.at(k) == lines[k]);
     }
 }
+
+namespace {
+
+/// The table read on 1 thread and split on 2 to 40 (the cut points move
+/// over every few bytes of a small table): the same outcome each time.
+void check_splits(const std::string& path, const std::vector<std::string>& metrics, const std::string& dir) {
+    const std::string one = rendered(read_split(path, 1, metrics), metrics, dir);
+    for (unsigned threads = 2; threads <= 40; ++threads) {
+        INFO(path << " on " << threads << " threads");
+        CHECK(rendered(read_split(path, threads, metrics), metrics, dir) == one);
+    }
+}
+
+/// Rows r,g,update,m of `runs` runs of `n` rows each, grouped by run.
+std::string rows_by_run(const std::vector<std::string>& runs, int n, const char* eol = "\n") {
+    std::string t = std::string("run,group,update,m,note") + eol;
+    for (const auto& r : runs)
+        for (int u = 1; u <= n; ++u) t += r + ",g," + std::to_string(u) + "," + std::to_string(u * 0.125) + ",x" + eol;
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("table_stream: a CSV split on 2+ threads reads as on one (inside a run, a quoted field, a CRLF)") {
+    const scratch_dir d;
+    const std::vector<std::string> metrics{"m", "update"};
+    // inside a run: run a holds 150 of 200 rows, the cut near the middle
+    const auto by_run = d.file("by_run.csv", rows_by_run({"a", "b"}, 100) + rows_by_run({"a"}, 0).substr(24));
+    const auto long_run = d.file("long_run.csv", [] {
+        std::string t = "run,update,m\n";
+        for (int u = 1; u <= 150; ++u) t += "a," + std::to_string(u) + "," + std::to_string(u) + "\n";
+        for (int u = 1; u <= 50; ++u) t += "b," + std::to_string(u) + ",0.5\n";
+        return t;
+    }());
+    const auto cut = logratio_cli::long_csv_chunk_lines(long_run, 2);
+    REQUIRE(cut.size() == 2);
+    CHECK(cut[0] == 2);
+    CHECK(cut[1] > 60);  // inside run a (lines 2..151)
+    CHECK(cut[1] < 150);
+    check_splits(by_run, metrics, d.str());
+    check_splits(long_run, metrics, d.str());
+    const outcome o = read_split(long_run, 2, {"m"});
+    REQUIRE(o.runs[0].size() == 2);
+    CHECK(o.runs[0][0].series.value.size() == 150);
+    CHECK(o.runs[0][0].series.value[149] == 150);
+    // quoted fields holding newlines, commas and "": every cut falls between records (each 3 lines)
+    std::string q = "run,update,m,note\n";
+    for (int u = 1; u <= 60; ++u) q += "\"r " + std::to_string(u % 3) + "\"," + std::to_string(u) + ",1,\"a \"\"b\"\",\nc\nd\"\n";
+    const auto quoted = d.file("quoted.csv", q);
+    for (unsigned parts = 2; parts <= 40; ++parts)
+        for (const auto line : logratio_cli::long_csv_chunk_lines(quoted, parts)) CHECK((line - 2) % 3 == 0);
+    check_splits(quoted, {"m", "note"}, d.str());
+    // one quoted field over the middle of the file: the cut moves past it
+    const std::string big_field = "run,update,m,note\na,1,1,\"" + std::string(400, '\n') + "\"\na,2,2,x\na,3,3,y\n";
+    const auto big = d.file("big_field.csv", big_field);
+    const auto big_cut = logratio_cli::long_csv_chunk_lines(big, 2);
+    REQUIRE(big_cut.size() == 2);
+    CHECK(big_cut[1] == 403);
+    check_splits(big, {"m"}, d.str());
+    // a stray quote in an unquoted field makes the count odd: no cut after it, the error as on one thread
+    check_splits(d.file("stray.csv", "run,update,m\na,1,1\"\n" + rows_by_run({"b"}, 40).substr(24)), {"m"}, d.str());
+    // CRLF line ends: cuts land on the '\r' or the '\n' for some thread counts
+    const auto crlf = d.file("crlf.csv", rows_by_run({"a", "b", "c"}, 30, "\r\n"));
+    check_splits(crlf, metrics, d.str());
+    CHECK(read_split(crlf, 7, {"m"}).runs[0].size() == 3);
+}
+
+TEST_CASE("table_stream: split on 2+ threads, an error in each chunk: the first in file order, with its line") {
+    const scratch_dir d;
+    const std::string body = rows_by_run({"a", "b"}, 40).substr(24);  // 80 rows, lines 2..81
+    const auto with = [&](int line, const std::string& row) {  // the row at `line` replaced
+        std::string t = "run,group,update,m,note\n";
+        std::size_t p = 0;
+        for (int l = 2; p < body.size(); ++l) {
+            const auto e = body.find('\n', p);
+            t += l == line ? row + "\n" : body.substr(p, e + 1 - p);
+            p = e + 1;
+        }
+        return t;
+    };
+    const auto two = [&](int l1, const std::string& r1, int l2, const std::string& r2) {
+        std::string t = with(l1, r1);
+        const auto e = t.find('\n', [&] { std::size_t p = 0; for (int l = 1; l < l2; ++l) p = t.find('\n', p) + 1; return p; }());
+        std::size_t s = 0;
+        for (int l = 1; l < l2; ++l) s = t.find('\n', s) + 1;
+        return t.substr(0, s) + r2 + t.substr(e);
+    };
+    struct bad {
+        std::string name, text, error;
+    };
+    const std::vector<bad> cases{
+        {"rows", two(10, ",g,9,1,x", 70, "b,g,u,1,x"), "line 10: empty 'run' cell"},
+        {"ragged", two(10, "a,g,9", 70, "b,g,29"), "line 10 has 3 fields, the header has 5"},
+        {"ragged_late", two(10, ",g,9,1,x", 70, "b,g,29"), "line 70 has 3 fields, the header has 5"},
+        {"quote_late", two(10, "a,g,9,zz,x", 70, "b,g,29,1\",x"), "line 70: a quote inside an unquoted field"},
+        {"metric_late", two(10, "a,g,9,1,x", 70, "b,g,29,zz,x"), "line 70, column 'm': 'zz' is not a number"},
+        {"group_across", with(70, "a,h,99,1,x"), "line 70: run 'a' is in group 'h' here but in 'g' before"},
+        {"group_first", two(60, "b,g,19,1,x", 42, "b,h,1,1,x"), "line 43: run 'b' is in group 'g' here but in 'h' before"},
+        {"dup_across", with(70, "a,g,3,1,x"), "run 'a' update 3 appears on lines 4 and 70"},
+        {"update_late", two(10, "a,g,9,1,x", 75, "b,g,inf,1,x"), "line 75: 'update' is inf (the update column needs a finite number)"},
+    };
+    for (const auto& c : cases) {
+        const auto path = d.file(c.name + ".csv", c.text);
+        INFO(c.name);
+        const outcome o = read_split(path, 1, {"m", "note"});
+        CHECK(o.error == "format: " + path + ": " + c.error);
+        check_splits(path, {"m", "note"}, d.str());
+    }
+    // a text column that varies in the later chunk only (no attribute, for any run), an attr: one across the cut
+    const auto note = d.file("note.csv", with(70, "b,g,29,1,y"));
+    const outcome n = read_split(note, 2, {"m"});
+    REQUIRE(n.error.empty());
+    CHECK(n.runs[0][0].attributes.empty());
+    CHECK(read_split(d.file("same.csv", with(70, "b,g,29,1,x")), 2, {"m"}).runs[0][1].attributes ==
+          std::map<std::string, std::string>{{"note", "x"}});
+    check_splits(note, {"m", "note"}, d.str());
+    std::string attr = "run,update,m,attr:seed\n";
+    for (int u = 1; u <= 80; ++u) attr += std::string("a,") + std::to_string(u) + ",1," + (u == 70 ? "2" : "1") + "\n";
+    const auto seed = d.file("seed.csv", attr);
+    CHECK(read_split(seed, 2, {"m"}).error ==
+          "format: " + seed + ": line 71, column 'attr:seed': run 'a' has '2' here but '1' on line 2 (an attribute has one value per run)");
+    check_splits(seed, {"m"}, d.str());
+}

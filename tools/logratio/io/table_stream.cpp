@@ -507,6 +507,15 @@ void read_chunk(const char* from, const char* to, std::size_t line, const std::s
 
 }  // namespace
 
+std::vector<std::size_t> long_csv_chunk_lines(const std::string& path, unsigned parts) {
+    const mapped_file f(path);
+    csv_records in{after_bom(f), reinterpret_cast<const char*>(f.data()) + f.size(), path};
+    std::size_t at = 0;
+    std::vector<std::size_t> lines;
+    if (in.next(at)) chunk_starts(in.p, in.end, in.line, parts, lines);
+    return lines;
+}
+
 long_table read_long_csv(const std::string& path, unsigned threads, std::size_t min_chunk) {
     if (!mappable(path)) return long_table_of(csv_text(path));
     const mapped_file f(path);

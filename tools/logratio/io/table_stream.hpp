@@ -134,6 +134,10 @@ private:
 /// `min_chunk`: the fewest bytes a thread is given (tests split small files).
 long_table read_long_csv(const std::string& path, unsigned threads = 1, std::size_t min_chunk = std::size_t{4} << 20);
 
+/// The first line of each chunk read_long_csv(path, parts, 1) reads (where
+/// its splits fall: for tests).
+std::vector<std::size_t> long_csv_chunk_lines(const std::string& path, unsigned parts);
+
 /// The header of the CSV at `path` (its first record that is not a blank
 /// line; the errors of that record as parse_csv throws them); nullopt when
 /// it is no regular file with bytes, or holds blank lines only.
