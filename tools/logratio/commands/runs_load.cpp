@@ -470,16 +470,18 @@ void single_run_notes(const std::string& compare, const std::vector<run_input>& 
 }
 
 /// A long table's numbers as points: every logged cell (not empty; a "NaN"
-/// is logged) of its metric columns (is_metric_column), run by run, each
-/// column's in update order, after the checks every long table gets
-/// (checked_long_table).
+/// is logged) of its metric columns (is_metric_column), by run, metric
+/// (sorted, as a history's) and update, after the checks every long table
+/// gets (checked_long_table).
 void table_points(long_table& t, std::vector<point_row>& out) {
     checked_long_table(t);
+    std::map<std::string, std::size_t> metrics;
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+        if (is_metric_column(t, c)) metrics.emplace(t.columns[c], c);
     for (const auto& r : t.runs)
-        for (std::size_t c = 0; c < t.columns.size(); ++c) {
-            if (!is_metric_column(t, c)) continue;
+        for (const auto& [name, c] : metrics) {
             for (std::size_t i = 0; i < r.update.size(); ++i)
-                if (!is_blank_cell_value(r.values[c][i])) out.push_back({r.name, t.columns[c], r.update[i], r.values[c][i]});
+                if (!is_blank_cell_value(r.values[c][i])) out.push_back({r.name, name, r.update[i], r.values[c][i]});
         }
 }
 
