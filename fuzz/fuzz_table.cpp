@@ -9,6 +9,7 @@
 #include <logratio/runs/runs.hpp>
 
 #include "io/table.hpp"
+#include "io/table_stream.hpp"
 #include "output/html_report.hpp"
 #include "output/runs_output.hpp"
 
@@ -26,7 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             o.grad_norm_column = t.column("g") ? "g" : "";
             in.push_back(logratio_cli::history_run(t, "m", o));
         } else {
-            logratio_cli::long_format_runs(t, "m", in);
+            auto table = logratio_cli::long_table_of(t);  // the long-table path every command reads
+            std::vector<std::vector<logratio_cli::run_input>> got(1);
+            logratio_cli::long_table_runs(table, {"m"}, got);
+            in = std::move(got[0]);
         }
         std::vector<logratio::run_series> s;
         for (const auto& r : in) s.push_back(r.series);

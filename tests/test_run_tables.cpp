@@ -9,13 +9,14 @@
 #include <doctest/doctest.h>
 
 #include "runs_output.hpp"
+#include "long_runs.hpp"
 #include "table.hpp"
 
 TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") {
     using logratio_cli::parse_csv;
     auto t = parse_csv("run,group,update,m\r\nr1,sync,1,0.5\nr1,sync,2,\n\"r,2\",async,1,NaN\n", "t.csv");
     std::vector<logratio_cli::run_input> in;
-    logratio_cli::long_format_runs(t, "m", in);
+    logratio_test::long_runs(t, "m", in);
     REQUIRE(in.size() == 2);
     CHECK(in[0].series.value[0] == 0.5);
     CHECK(std::isnan(in[0].series.value[1]));
@@ -23,7 +24,7 @@ TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") 
     CHECK(std::isnan(in[1].series.value[0]));
     auto bad = parse_csv("run,group,update,m\nr1,sync,1,abc\n", "b.csv");
     in.clear();
-    CHECK_THROWS_WITH(logratio_cli::long_format_runs(bad, "m", in), "b.csv: line 2, column 'm': 'abc' is not a number");
+    CHECK_THROWS_WITH(logratio_test::long_runs(bad, "m", in), "b.csv: line 2, column 'm': 'abc' is not a number");
     CHECK_THROWS_WITH(parse_csv("a,b\n1,2,3\n", "c.csv"), "c.csv: line 2 has 3 fields, the header has 2");
     CHECK_THROWS_WITH(parse_csv("a,b\n\"1,2\n", "q.csv"), "q.csv: line 2: unterminated quoted field at end of file");
     CHECK_THROWS_WITH(parse_csv("a,b\n\"1\"x,2\n", "x.csv"), "x.csv: line 2: text after the closing quote of a field");
@@ -46,14 +47,14 @@ TEST_CASE("runs: table reader keeps missing cells missing and names bad cells") 
     }
     auto dup = parse_csv("run,group,update,m\nr,g,1,1\nr,g,1,2\n", "d.csv");
     in.clear();
-    CHECK_THROWS_WITH(logratio_cli::long_format_runs(dup, "m", in), "d.csv: run 'r' update 1 appears on lines 2 and 3");
+    CHECK_THROWS_WITH(logratio_test::long_runs(dup, "m", in), "d.csv: run 'r' update 1 appears on lines 2 and 3");
     CHECK_THROWS_WITH(logratio_cli::parse_jsonl("{\"run\": \"a\"}\n{oops\n", "j.jsonl"),
                       doctest::Contains("j.jsonl: line 2: not valid JSON"));
     auto j = logratio_cli::parse_jsonl("{\"run\":\"a\",\"group\":\"g\",\"update\":1,\"m\":0.1}\n\n"
                                        "{\"run\":\"a\",\"group\":\"g\",\"update\":2,\"m\":null}\n",
                                        "j.jsonl");
     in.clear();
-    logratio_cli::long_format_runs(j, "m", in);
+    logratio_test::long_runs(j, "m", in);
     REQUIRE(in.size() == 1);
     CHECK(in[0].series.value[0] == 0.1);
     CHECK(std::isnan(in[0].series.value[1]));

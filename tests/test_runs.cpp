@@ -16,6 +16,7 @@
 #include <logratio/stats/rank_tests.hpp>
 
 #include "runs_output.hpp"
+#include "long_runs.hpp"
 #include "table.hpp"
 
 namespace {
@@ -56,7 +57,7 @@ json analyze_case(const std::string& csv, const std::string& metric, const std::
                   const std::string& b = "") {
     const auto t = logratio_cli::read_table(data(csv));
     std::vector<logratio_cli::run_input> in;
-    logratio_cli::long_format_runs(t, metric, in);
+    logratio_test::long_runs(t, metric, in);
     std::vector<logratio::run_series> s;
     for (const auto& r : in) s.push_back(r.series);
     logratio::runs_options o;

@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "dumps.hpp"
+#include "long_runs.hpp"
 #include "table.hpp"
+#include "table_stream.hpp"
 #include "trackers/attributes.hpp"
 #include "trackers/detect.hpp"
 #include "trackers/json_scan.hpp"
@@ -95,9 +97,10 @@ TEST_CASE("the reference long table: 4 runs, a crash, a NaN update, a skipped up
 TEST_CASE("long table with a UTF-8 BOM and CRLF line ends reads like the plain one") {
     auto d = tr::read_input(data("long_bom_crlf.csv"), "auto");
     REQUIRE(d.kind == tr::detected_input::long_table);
-    CHECK(d.table.columns[0] == "run");
-    std::vector<logratio_cli::run_input> rs;
-    logratio_cli::long_format_runs(d.table, metric, rs);
+    CHECK(d.streamed.columns[0] == "run");
+    std::vector<std::vector<logratio_cli::run_input>> got(1);
+    logratio_cli::long_table_runs(d.streamed, {metric}, got);
+    const auto& rs = got[0];
     check_same_as_reference(rs, true);
 }
 
@@ -619,10 +622,11 @@ TEST_CASE("TRL: runs sharing a name in two groups are named by their paths; a re
 }
 
 TEST_CASE("JSON Lines: a long table with NaN tokens; a history whose last line was cut off mid-write") {
-    const auto d = tr::read_input(data("edge/long_nan.jsonl"), "auto");
+    auto d = tr::read_input(data("edge/long_nan.jsonl"), "auto");
     REQUIRE(d.kind == tr::detected_input::long_table);
-    std::vector<logratio_cli::run_input> runs;
-    logratio_cli::long_format_runs(d.table, "m", runs);
+    std::vector<std::vector<logratio_cli::run_input>> got(1);
+    logratio_cli::long_table_runs(d.streamed, {"m"}, got);
+    const auto& runs = got[0];
     REQUIRE(runs.size() == 1);
     REQUIRE(runs[0].series.value.size() == 2);
     CHECK(runs[0].series.value[0] == 0.5);
@@ -710,8 +714,9 @@ TEST_CASE("attributes: TRL trainer_state.json's run fields (not its progress: ep
 TEST_CASE("attributes: a long table's text columns constant per run and its attr: columns; numbers stay metrics") {
     auto d = tr::read_input(data("long.csv"), "auto");
     REQUIRE(d.kind == tr::detected_input::long_table);
-    std::vector<logratio_cli::run_input> rs;
-    logratio_cli::long_format_runs(d.table, metric, rs);
+    std::vector<std::vector<logratio_cli::run_input>> got(1);
+    logratio_cli::long_table_runs(d.streamed, {metric}, got);
+    const auto& rs = got[0];
     check_same_as_reference(rs, true);
     REQUIRE(rs.size() == 4);
     for (const auto& r : rs) {
@@ -721,13 +726,13 @@ TEST_CASE("attributes: a long table's text columns constant per run and its attr
     // a text column that varies within a run is no attribute; attr: with two values in a run is an error
     const auto t = logratio_cli::parse_csv("run,update,m,note,attr:seed,phase\na,1,0.5,x,1,warm\na,2,0.25,y,1,\nb,1,0.5,z,2,cold\n", "t.csv");
     std::vector<logratio_cli::run_input> two;
-    logratio_cli::long_format_runs(t, "m", two);
+    logratio_test::long_runs(t, "m", two);
     REQUIRE(two.size() == 2);
     CHECK(two[0].attributes == attribute_map{{"seed", "1"}, {"phase", "warm"}});
     CHECK(two[1].attributes == attribute_map{{"seed", "2"}, {"phase", "cold"}});
     const auto bad = logratio_cli::parse_csv("run,update,m,attr:seed\na,1,0.5,1\na,2,0.25,2\n", "bad.csv");
     std::vector<logratio_cli::run_input> none;
-    CHECK_THROWS_WITH_AS(logratio_cli::long_format_runs(bad, "m", none),
+    CHECK_THROWS_WITH_AS(logratio_test::long_runs(bad, "m", none),
                          doctest::Contains("bad.csv: line 3, column 'attr:seed': run 'a' has '2' here but '1' on line 2"),
                          logratio::format_error);
 }

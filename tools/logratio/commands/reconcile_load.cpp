@@ -10,6 +10,7 @@
 
 #include "../io/dumps.hpp"
 #include "../io/export_reader.hpp"
+#include "../io/table_stream.hpp"
 #include "../io/trackers/detect.hpp"
 #include "../io/trackers/to_runs.hpp"
 #include "reconcile_sides.hpp"
@@ -83,51 +84,26 @@ void add_history(side& s, const trackers::history_set& set) {
     for (const auto& n : set.notes) s.notes.push_back(s.label + ": " + n);
 }
 
-bool blank(std::string_view c) { return c.find_first_not_of(" \t") == std::string_view::npos; }
-
-/// The numeric columns of a long table but run, group and update: a column
-/// with a cell that is not a number (a file name) is not a field.
-std::vector<std::size_t> numeric_columns(side& s, const text_table& t) {
+/// A long table: its metric columns (is_metric_column; a text column is
+/// no field, said in a note), after the checks every long table gets
+/// (checked_long_table: (run, update) unique, ...); an empty cell is
+/// nothing logged, a "NaN" cell a logged NaN.
+void add_long_table(side& s, long_table& t) {
+    checked_long_table(t);
     std::vector<std::size_t> cols;
-    std::vector<std::string> text;
+    std::string text;
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
         const auto& n = t.columns[c];
-        if (n == "run" || n == "group" || n == "update" || n.rfind("attr:", 0) == 0) continue;  // attr: a run attribute
-        bool numeric = true;
-        for (std::size_t i = 0; i < t.row_count() && numeric; ++i)
-            numeric = blank(t.cell(i, c)) || cell_number(t.cell(i, c)).has_value();
-        if (numeric) cols.push_back(c);
-        else text.push_back(n);
+        if (is_metric_column(t, c)) cols.push_back(c);
+        else if (t.non_number[c] && n != "run" && n != "group" && n != "update" && n.rfind("attr:", 0) != 0)
+            text += (text.empty() ? "" : ", ") + n;
     }
-    if (!text.empty()) {
-        std::string list;
-        for (const auto& n : text) list += (list.empty() ? "" : ", ") + n;
-        s.notes.push_back(s.label + ": " + t.path + ": non-numeric column(s) not compared: " + list);
-    }
-    return cols;
-}
-
-/// A long table: rows (run, update) unique; an empty cell is nothing
-/// logged, a "NaN" cell a logged NaN.
-void add_long_table(side& s, const text_table& t) {
-    const auto rc = t.column("run"), uc = t.column("update");
-    if (!rc || !uc)
-        throw logratio::format_error(t.path + ": a long-format table needs columns 'run' and 'update' (columns: " +
-                                     t.column_list() + ")");
-    const auto cols = numeric_columns(s, t);
-    std::map<std::pair<std::string, double>, std::size_t> seen;
-    for (std::size_t i = 0; i < t.row_count(); ++i) {
-        const std::string run(t.cell(i, *rc));
-        if (run.empty()) throw logratio::format_error(concat(t.path, ": line ", t.line[i], ": empty 'run' cell"));
-        const double u = parse_cell(t, i, *uc);
-        if (!std::isfinite(u)) throw logratio::format_error(concat(t.path, ": line ", t.line[i], ": missing 'update' cell"));
-        const auto dup = seen.emplace(std::make_pair(run, u), t.line[i]);
-        if (!dup.second)
-            throw logratio::format_error(concat(t.path, ": run '", run, "' update ", u, " appears on lines ",
-                                                dup.first->second, " and ", t.line[i]));
-        side_run& r = run_of(s, run, t.path);
+    if (!text.empty()) s.notes.push_back(s.label + ": " + t.path + ": non-numeric column(s) not compared: " + text);
+    for (const auto& lr : t.runs) {
+        side_run& r = run_of(s, lr.name, t.path);
         for (const auto c : cols)
-            if (!blank(t.cell(i, c))) r.metrics[t.columns[c]][u] = *cell_number(t.cell(i, c));
+            for (std::size_t i = 0; i < lr.update.size(); ++i)
+                if (!is_blank_cell_value(lr.values[c][i])) r.metrics[t.columns[c]][lr.update[i]] = lr.values[c][i];
     }
     s.notes.push_back(concat(s.label, ": read ", t.row_count(), " row(s) of the long table ", t.path));
 }
@@ -179,7 +155,7 @@ side read_side(const std::vector<std::string>& inputs, const std::string& format
         }
         auto d = trackers::read_input(in, format);  // key_filter(): every metric
         if (d.kind == trackers::detected_input::history) add_history(s, d.set);
-        else if (d.kind == trackers::detected_input::long_table) add_long_table(s, d.table);
+        else if (d.kind == trackers::detected_input::long_table) add_long_table(s, d.streamed);
         else add_dumps(s, in, o);
     }
     return s;

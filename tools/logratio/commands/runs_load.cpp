@@ -222,9 +222,9 @@ void tell_runs_apart(std::vector<read_input_t>& ins, std::vector<std::string>& n
     }
 }
 
-/// Every input read; long tables into per-run columns (`stream`: the runs
-/// table) or as text (the --points listing, which lists every cell).
-std::vector<read_input_t> read_inputs(const runs_args& a, bool stream) {
+/// Every input read; long tables into per-run columns (a CSV one on
+/// --threads threads).
+std::vector<read_input_t> read_inputs(const runs_args& a) {
     if (a.metrics.size() > 1 && std::find(a.metrics.begin(), a.metrics.end(), "all") != a.metrics.end())
         throw logratio::error("--metrics: 'all' takes every metric and cannot be combined with names");
     if (a.position && a.history.steps_per_batch <= *a.position)
@@ -237,7 +237,7 @@ std::vector<read_input_t> read_inputs(const runs_args& a, bool stream) {
         r.path = in;
         r.files_mark = files_read_count();
         if (a.format == "auto" && is_export_directory(in)) r.exported = read_export(in);
-        else r.d = trackers::read_input(in, a.format, keys, stream);
+        else r.d = trackers::read_input(in, a.format, keys, a.threads);
         r.files_end = files_read_count();
         ins.push_back(std::move(r));
     }
@@ -469,20 +469,20 @@ void single_run_notes(const std::string& compare, const std::vector<run_input>& 
                         "runs, not between groups (give more runs per group, or --group-pattern)");
 }
 
-/// A long table's numbers as points: every numeric cell of a column other
-/// than run, group, update and attr:*, at the row's update.
-void table_points(const text_table& t, std::vector<point_row>& out) {
-    const auto rc = t.column("run"), uc = t.column("update");
-    if (!rc || !uc) throw logratio::error(t.path + ": a long table needs 'run' and 'update' columns");
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const auto& name = t.columns[c];
-        if (c == *rc || c == *uc || name == "group" || name.rfind("attr:", 0) == 0) continue;
-        for (std::size_t i = 0; i < t.row_count(); ++i) {
-            const auto v = cell_number(t.cell(i, c));
-            const auto u = cell_number(t.cell(i, *uc));
-            if (v && u) out.push_back({std::string(t.cell(i, *rc)), name, *u, *v});
+/// A long table's numbers as points: every logged cell (not empty; a "NaN"
+/// is logged) of its metric columns (is_metric_column), by run, metric
+/// (sorted, as a history's) and update, after the checks every long table
+/// gets (checked_long_table).
+void table_points(long_table& t, std::vector<point_row>& out) {
+    checked_long_table(t);
+    std::map<std::string, std::size_t> metrics;
+    for (std::size_t c = 0; c < t.columns.size(); ++c)
+        if (is_metric_column(t, c)) metrics.emplace(t.columns[c], c);
+    for (const auto& r : t.runs)
+        for (const auto& [name, c] : metrics) {
+            for (std::size_t i = 0; i < r.update.size(); ++i)
+                if (!is_blank_cell_value(r.values[c][i])) out.push_back({r.name, name, r.update[i], r.values[c][i]});
         }
-    }
 }
 
 }  // namespace
@@ -490,7 +490,7 @@ void table_points(const text_table& t, std::vector<point_row>& out) {
 points_read load_points(const runs_args& a) {
     runs_args every = a;
     every.metrics = {"all"};  // every key of every history
-    auto ins = read_inputs(every, false);
+    auto ins = read_inputs(every);
     points_read out;
     tell_runs_apart(ins, out.notes);
     for (auto& in : ins) {
@@ -502,7 +502,7 @@ points_read load_points(const runs_args& a) {
                                   "`logratio panel --each DIR --csv FILE` writes their panels");
         if (in.d.kind == trackers::detected_input::long_table) {
             out.inputs.push_back({in.path, "long table"});
-            table_points(in.d.table, out.rows);
+            table_points(in.d.streamed, out.rows);
             continue;
         }
         out.inputs.push_back({in.path, in.d.set.reader});
@@ -522,7 +522,7 @@ namespace {
 /// exports), same-named runs told apart, each directory of dumps read into
 /// panels (io/dumps.hpp; in parallel, after every input was detected).
 std::vector<read_input_t> read_stage(const runs_args& a, std::vector<std::string>& notes) {
-    auto ins = read_inputs(a, true);
+    auto ins = read_inputs(a);
     tell_runs_apart(ins, notes);
     for (auto& in : ins)
         if (!in.exported && in.d.kind == trackers::detected_input::dumps)

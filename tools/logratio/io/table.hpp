@@ -101,13 +101,9 @@ struct history_options {
     std::string run, group;        ///< names (default: file stem, parent directory)
 };
 
-/// The long format: columns run, group, update and the metric. Rows keep
-/// their order within a run after sorting by update; (run, update) pairs
-/// must be unique; a run must stay in one group. A run's attributes: each
-/// column named "attr:<key>" (one value per run, else an error) and each text
-/// column (not a number on some row) whose non-empty value is the same on
-/// every row of the run; numeric columns stay metrics.
-void long_format_runs(const text_table& t, const std::string& metric, std::vector<run_input>& out);
+/// The long format (columns run, group, update and metrics) is read by
+/// io/table_stream.hpp (read_long_csv, long_table_of, long_table_runs):
+/// one path for every command.
 
 /// "a/b/run 1.csv" -> "run 1"; the directory holding a path ("all" if none).
 std::string path_stem(const std::string& p);

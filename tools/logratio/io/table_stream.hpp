@@ -1,22 +1,23 @@
 #pragma once
 // A long-format table (columns run, group, update, metrics; table.hpp)
 // read straight into per-run columns: the CSV is parsed from a memory map
-// (its pages handed back as the parse passes them), each row's numbers
-// appended to its run's columns, and no cell is kept as text. What the
-// table path (parse_csv + long_format_runs) keeps instead -- the whole
-// text, a 16-byte view per cell, each row's line -- was ~7 bytes of memory
-// per CSV byte (issue 41); this keeps ~16 bytes per row and metric column.
+// (its pages handed back as the parse passes them; on 2+ threads in chunks
+// split at record boundaries, joined in file order), each row's numbers
+// appended to its run's columns, and no cell is kept as text. A table of
+// text cells (parse_csv's) was ~7 bytes of memory per CSV byte (issue 41);
+// this keeps ~16 bytes per row and metric column. The one path for long
+// tables: `logratio runs`, `runs --points`, `reconcile`, CSV and JSON
+// Lines (its rows fed to the same builder) alike.
 //
-// The result is the same as long_format_runs on parse_csv's table: the same
-// runs, series, attributes and notes, and the same error for a bad table.
 // Errors of the CSV's structure (quotes, ragged rows, the header) are
-// thrown while reading, as parse_csv throws them; errors of the cells
+// thrown while reading, as parse_csv words them; errors of the cells
 // (an empty run, a bad update, a run in two groups, a metric cell that is
-// no number) are recorded while reading and thrown by long_table_runs in
-// the order long_format_runs would meet them, because which column is the
-// metric is chosen after the read.
+// no number) are recorded while reading and thrown by long_table_runs (or
+// checked_long_table) in row order, because which column is the metric is
+// chosen after the read.
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ namespace logratio_cli {
 class line_list {
 public:
     void push(std::size_t line);
+    /// Appends `later`'s lines (all after ours).
+    void append(const line_list& later);
     std::size_t size() const { return size_; }
     /// The line of the k-th row pushed (k < size()).
     std::size_t at(std::size_t k) const;
@@ -63,15 +66,16 @@ struct long_table {
         std::vector<std::string> first_text;
         std::vector<std::size_t> first_line;  ///< 0: no non-empty cell yet
     };
-    /// An error of one data row (0-based `row`), with its message.
+    /// An error of one data row, at `line` (lines grow with the rows: the
+    /// earlier line is the earlier row), with its message.
     struct row_error {
-        std::size_t row = 0;
+        std::size_t line = 0;
         std::string message;
     };
     /// The first row on which a column's text differs from its run's first
     /// non-empty text (the end of an attribute candidate).
     struct text_change {
-        std::size_t row = 0, line = 0, run = 0;
+        std::size_t line = 0, run = 0;
         std::string value;
     };
 
@@ -88,6 +92,13 @@ struct long_table {
     std::string column_list() const;  ///< "a, b, c", for messages
 };
 
+/// The NaN an empty (or blank) cell is read as: nothing logged. A quiet
+/// NaN with a payload of its own, so that the readers that tell nothing
+/// logged from a logged "NaN" (reconcile, --points) can; isnan and
+/// arithmetic treat it as any NaN.
+double blank_cell_value();
+bool is_blank_cell_value(double x);
+
 /// Builds a long_table from rows of cells (a CSV record's fields, a JSON
 /// Lines row of a text_table).
 class long_table_builder {
@@ -96,11 +107,16 @@ public:
     /// One data row: columns().size() cells, read at `line`.
     void add_row(const std::string_view* cells, std::size_t line);
     long_table finish() { return std::move(t_); }
+    /// Appends `later`, the rows that follow this builder's in the file (a
+    /// chunk of the same CSV, built with the same columns): its runs join
+    /// this one's by name, in file order, and its first errors count only
+    /// where this one has none before them. Its row numbers follow ours.
+    void append(long_table&& later);
 
 private:
     std::size_t run_index(std::string_view name, std::string_view group);
     void add_cells(long_table::run& r, std::size_t run, const std::string_view* cells, std::size_t line);
-    void first_error(std::string message);
+    void first_error(std::string message, std::size_t line);
     long_table t_;
     std::optional<std::size_t> rc_, gc_, uc_;
     std::vector<char> text_done_;  ///< per column: no attribute to follow (a key column, or its text changed)
@@ -110,8 +126,17 @@ private:
 };
 
 /// A long table in CSV (RFC 4180 as parse_csv reads it: a UTF-8 BOM
-/// skipped, CRLF read as LF, blank lines skipped) read from `path`.
-long_table read_long_csv(const std::string& path);
+/// skipped, CRLF read as LF, blank lines skipped) read from `path`; on
+/// `threads` threads (0: the machine's) when the file is large enough,
+/// split at record boundaries (one thread when a split point cannot be
+/// told to lie outside a quoted field); the result, its errors and the run
+/// order are those of one thread.
+/// `min_chunk`: the fewest bytes a thread is given (tests split small files).
+long_table read_long_csv(const std::string& path, unsigned threads = 1, std::size_t min_chunk = std::size_t{4} << 20);
+
+/// The first line of each chunk read_long_csv(path, parts, 1) reads (where
+/// its splits fall: for tests).
+std::vector<std::size_t> long_csv_chunk_lines(const std::string& path, unsigned parts);
 
 /// The header of the CSV at `path` (its first record that is not a blank
 /// line; the errors of that record as parse_csv throws them); nullopt when
@@ -121,12 +146,25 @@ std::optional<std::vector<std::string>> csv_header(const std::string& path);
 /// A table parsed as text (JSON Lines: parse_jsonl) as a long_table.
 long_table long_table_of(const text_table& t);
 
-/// The runs of `t` for each of `metrics` into got[m] (appended), as
-/// long_format_runs gives them for metrics[0] and for each other metric
-/// that is a column (a metric that is none is left empty); the first
-/// error long_format_runs would throw is thrown. The points are moved out
-/// of `t`.
+/// The runs of `t` for each of `metrics` into got[m] (appended): for
+/// metrics[0] and for each other metric that is a column (a metric that is
+/// none is left empty). Rows keep their order within a run after sorting
+/// by update; the first error is thrown: no run or update column, no
+/// metrics[0] column, a row's own error or a non-number metric cell
+/// (whichever row comes first), an attr: column with two values in a run,
+/// a repeated (run, update) (the one whose later line comes first). The
+/// points are moved out of `t`.
 void long_table_runs(long_table& t, const std::vector<std::string>& metrics, std::vector<std::vector<run_input>>& got);
+
+/// long_table_runs' checks that need no metric (run and update columns, the
+/// rows' own errors, attr: conflicts, repeated (run, update)), in its
+/// order; each run's rows sorted by update. The runs' attributes. For the
+/// readers of every numeric column (reconcile, --points).
+std::vector<std::map<std::string, std::string>> checked_long_table(long_table& t);
+
+/// Whether column `c` holds metric numbers: not run, group, update or
+/// attr:*, and every cell a number or empty.
+bool is_metric_column(const long_table& t, std::size_t c);
 
 /// The columns of a long table that are metrics with 2 or more numbers in
 /// some run (not run, group, update, attr:*), appended to `out` if absent.

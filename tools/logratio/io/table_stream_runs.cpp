@@ -1,5 +1,5 @@
-// long_table_runs: a long_table's runs, with the checks and the errors of
-// long_format_runs (table_runs.cpp) in its order.
+// long_table_runs: a long_table's runs, checked (the one set of a long
+// table's rules: every reader of a long table comes here).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -16,18 +16,17 @@ namespace {
 
 using attribute_maps = std::vector<std::map<std::string, std::string>>;
 
-/// The first error long_format_runs meets on the rows for the metric in
-/// column `mc`: a row's own error, or the metric's first non-number cell,
+/// The first error on the rows for the metric in column `mc`: a row's own error, or the metric's first non-number cell,
 /// whichever row comes first (on the same row the row's own: it is checked
 /// first).
 void throw_first_row_error(const long_table& t, std::size_t mc) {
     const auto& row = t.first_error;
     const auto& cell = t.non_number[mc];
-    if (row && (!cell || row->row <= cell->row)) throw logratio::format_error(row->message);
+    if (row && (!cell || row->line <= cell->line)) throw logratio::format_error(row->message);
     if (cell) throw logratio::format_error(cell->message);
 }
 
-/// The runs' attributes (long_format_attributes in table_runs.cpp): an
+/// The runs' attributes: an
 /// "attr:<key>" column (an error where a run has two values), or a text
 /// column whose non-empty text is one per run; the columns in order.
 attribute_maps stream_attributes(const long_table& t) {
@@ -58,8 +57,8 @@ struct repeat {
     double update = 0;
 };
 
-/// Orders run `k`'s rows by update, stably (sort_by_update in
-/// table_runs.cpp), every column alike; a repeated update goes to `dup`
+/// Orders run `k`'s rows by update, stably (rows keep their order within
+/// an update), every column alike; a repeated update goes to `dup`
 /// if its later line comes before dup's.
 void sort_run(long_table::run& r, std::size_t k, repeat& dup) {
     auto& u = r.update;
@@ -97,23 +96,50 @@ std::vector<double> fitted(std::vector<double>&& v) {
 
 }  // namespace
 
+namespace {
+
+void require_key_columns(const long_table& t) {
+    if (!t.column("run") || !t.column("update"))
+        throw logratio::format_error(t.path + ": a long-format table needs columns 'run' and 'update' (columns: " +
+                                     t.column_list() + ")");
+}
+
+/// After the rows' own errors: the attributes (an attr: conflict thrown),
+/// each run's rows ordered by update and the first repeated (run, update)
+/// thrown -- the checks that follow the rows' in long_table_runs.
+attribute_maps sorted_runs(long_table& t) {
+    attribute_maps attributes = stream_attributes(t);
+    repeat dup;
+    for (std::size_t k = 0; k < t.runs.size(); ++k) sort_run(t.runs[k], k, dup);
+    if (dup.later)  // (run, update) pairs are unique: the first repeat in line order
+        throw logratio::format_error(logratio::detail::concat(t.path, ": run '", t.runs[dup.run].name, "' update ",
+                                                              dup.update, " appears on lines ", dup.earlier, " and ",
+                                                              dup.later));
+    return attributes;
+}
+
+}  // namespace
+
+std::vector<std::map<std::string, std::string>> checked_long_table(long_table& t) {
+    require_key_columns(t);
+    if (t.first_error) throw logratio::format_error(t.first_error->message);
+    return sorted_runs(t);
+}
+
+bool is_metric_column(const long_table& t, std::size_t c) {
+    const auto& name = t.columns[c];
+    return name != "run" && name != "group" && name != "update" && name.rfind("attr:", 0) != 0 && !t.non_number[c];
+}
+
 void long_table_runs(long_table& t, const std::vector<std::string>& metrics, std::vector<std::vector<run_input>>& got) {
     using logratio::format_error;
-    using logratio::detail::concat;
-    const auto rc = t.column("run"), uc = t.column("update");
-    if (!rc || !uc)
-        throw format_error(t.path + ": a long-format table needs columns 'run' and 'update' (columns: " +
-                           t.column_list() + ")");
+    require_key_columns(t);
+    const auto uc = t.column("update");
     std::vector<std::optional<std::size_t>> col(metrics.size());
     for (std::size_t m = 0; m < metrics.size(); ++m) col[m] = t.column(metrics[m]);
     if (!col[0]) throw format_error(t.path + ": no column '" + metrics[0] + "' (columns: " + t.column_list() + ")");
     throw_first_row_error(t, *col[0]);
-    const attribute_maps attributes = stream_attributes(t);
-    repeat dup;
-    for (std::size_t k = 0; k < t.runs.size(); ++k) sort_run(t.runs[k], k, dup);
-    if (dup.later)  // (run, update) pairs are unique: the first repeat in line order
-        throw format_error(concat(t.path, ": run '", t.runs[dup.run].name, "' update ", dup.update, " appears on lines ",
-                                  dup.earlier, " and ", dup.later));
+    const attribute_maps attributes = sorted_runs(t);
     std::size_t last = 0;  // the last metric that is a column: it takes the updates, the others a copy
     for (std::size_t m = 0; m < metrics.size(); ++m)
         if (col[m]) {

@@ -319,28 +319,21 @@ void attach_config_yaml(history_set& set, const std::string& path) {
 /// One input read with the reader `format` names (`sniffed`: its CSV, if
 /// sniff_file parsed it).
 detected_input read_one(const std::string& path, const std::string& format, const key_filter& keys, text_table& sniffed,
-                        bool stream) {
+                        unsigned threads) {
     detected_input d;
-    if (format == "long" && stream) {
+    if (format == "long") {  // the one long-table path (io/table_stream.hpp)
         d.kind = detected_input::long_table;
         const std::string head = head_bytes(path);
         char c = first_significant_byte(head);
         if (c == '\0' && head.size() == 4096) c = first_significant_byte(read_text_file(path));  // 4 KiB of spaces
-        const bool jsonl = c == '{';
-        d.streamed = jsonl ? long_table_of(parse_jsonl(strip_bom(read_text_file(path)), path)) : read_long_csv(path);
+        if (c == '{') d.streamed = long_table_of(parse_jsonl(strip_bom(read_text_file(path)), path));
+        else if (!sniffed.columns.empty()) d.streamed = long_table_of(sniffed);  // sniff_file parsed it already
+        else d.streamed = read_long_csv(path, threads);
         return d;
     }
     auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
     if (format == "dumps") d.kind = detected_input::dumps;
-    else if (format == "long") {
-        d.kind = detected_input::long_table;
-        if (!sniffed.columns.empty()) {  // sniff_file parsed this CSV already (parsing it again was 40% of the time)
-            d.table = std::move(sniffed);
-        } else {
-            const std::string text = strip_bom(read_text_file(path));
-            d.table = first_significant_byte(text) == '{' ? parse_jsonl(text, path) : parse_csv(text, path);
-        }
-    } else if (format == "history" || format == "wandb-history") {
+    else if (format == "history" || format == "wandb-history") {
         const std::string head = head_bytes(path);
         const char c = first_significant_byte(head);
         d.set = c == '{' || c == '[' ? read_json_history_file(path, keys)
@@ -418,7 +411,7 @@ history_set read_history_files(const std::string& dir, const key_filter& keys) {
     return out;
 }
 
-detected_input read_input(const std::string& path, std::string format, const key_filter& keys, bool stream_long_tables) {
+detected_input read_input(const std::string& path, std::string format, const key_filter& keys, unsigned long_table_threads) {
     detected_input d;
     text_table sniffed;
     std::string where = path;  // a project directory's store
@@ -437,7 +430,7 @@ detected_input read_input(const std::string& path, std::string format, const key
     if (is_dir(where) && (format == "history-files" || format == "json" || format == "history" || format == "wandb-history")) {
         d.set = read_history_files(where, keys);
     } else {
-        d = read_one(where, format, keys, sniffed, stream_long_tables);
+        d = read_one(where, format, keys, sniffed, long_table_threads);
     }
     d.set.notes.insert(d.set.notes.begin(), notes.begin(), notes.end());
     return d;

@@ -36,8 +36,7 @@ namespace logratio_cli::trackers {
 /// What one input turned out to be.
 struct detected_input {
     enum kind_t { long_table, dumps, history } kind = history;
-    text_table table;                   ///< long_table (read_input without stream_long_tables)
-    logratio_cli::long_table streamed;  ///< long_table (read_input with stream_long_tables)
+    logratio_cli::long_table streamed;  ///< long_table
     history_set set;                    ///< history
 };
 
@@ -46,11 +45,10 @@ const std::vector<std::string>& format_names();
 
 /// Reads one input with the reader `format` names ("auto": sniffed); of a
 /// tracker history, only the metrics `keys` keeps. A long table is read
-/// into `table` (its cells as text), or with `stream_long_tables` into
-/// `streamed` (per-run columns, io/table_stream.hpp: what `logratio runs`
-/// reads, in a fraction of the memory).
+/// into `streamed` (per-run columns, io/table_stream.hpp), a CSV one on
+/// `long_table_threads` threads.
 detected_input read_input(const std::string& path, std::string format, const key_filter& keys = key_filter(),
-                          bool stream_long_tables = false);
+                          unsigned long_table_threads = 1);
 
 /// A directory (recursively) of history files of one kind -- verl
 /// file-logger .jsonl, W&B history CSV or JSON exports, trainer_state.json --
