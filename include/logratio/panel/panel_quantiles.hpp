@@ -38,6 +38,7 @@
 
 #include "detail/panel_kernel.hpp"
 #include "../detail/parallel.hpp"
+#include "../quantiles/f32_interval_select.hpp"
 #include "../quantiles/quantiles.hpp"
 #include "panel.hpp"
 
@@ -211,6 +212,8 @@ struct quantile_collector {
             flush();
         }
     }
+
+    void after_sequence(std::uint64_t, std::uint64_t) noexcept {}
 
     /// The scalar loop over the staged tokens.
     void flush() noexcept {
@@ -563,6 +566,102 @@ struct separate_quantiles {
     quantile_workspace& workspace() const { return ws; }
 };
 
+#if LOGRATIO_PANEL_F32
+/// The sample of the float32 path: the same blocks as sample_delta_histogram,
+/// keyed by c = float32(t - r) (quantiles/f32_intervals.hpp).
+template <class T, class M>
+f32_key_sample sample_f32_keys(const paired_view<T, M>& v) {
+    const std::uint64_t B = delta_buckets::sample_block;
+    const sample_geometry geo = sample_blocks(v.size());
+    f32_key_sample s;
+    constexpr std::uint64_t ahead = 16;  // blocks, as sample_delta_histogram
+    for (std::uint64_t k = 0; k < geo.blocks; ++k) {
+        if (k + ahead < geo.blocks) {
+            const std::uint64_t p = (k + ahead) * geo.stride + geo.first;
+            constexpr std::uint64_t line = 64 / sizeof(T);
+            for (std::uint64_t q = p; q < p + B + line - 1; q += line) {
+                const std::uint64_t at = std::min(q, p + B - 1);
+                __builtin_prefetch(v.train() + at);
+                __builtin_prefetch(v.rollout() + at);
+            }
+            if (v.has_mask()) __builtin_prefetch(v.mask() + p);
+        }
+        const std::uint64_t b = k * geo.stride + geo.first;
+        for (std::uint64_t i = b; i < b + B; ++i) {
+            const float t = static_cast<float>(to_double(v.train()[i])), r = static_cast<float>(to_double(v.rollout()[i]));
+            s.add(t, r, v.counts(i) && (t - t == 0.0f) && (r - r == 0.0f));
+        }
+    }
+    return s;
+}
+
+/// Room for `need` stored tokens in a part (the stored ones kept).
+inline void reserve_f32_part(quantile_workspace::f32_part& p, std::size_t used, std::size_t need) {
+    if (p.cap >= need) return;
+    need = std::max(need, 2 * p.cap);
+    huge_array<float> t = make_huge_array<float>(need), r = make_huge_array<float>(need);
+    if (used) {
+        std::memcpy(t.get(), p.t.get(), used * sizeof(float));
+        std::memcpy(r.get(), p.r.get(), used * sizeof(float));
+    }
+    p.t = std::move(t);
+    p.r = std::move(r);
+    p.cap = need;
+}
+
+/// The fused pass of float32, bfloat16 and float16 inputs at AVX-512: the
+/// panel's own float32 loop, and after each sequence the interval count of
+/// quantiles/f32_intervals.hpp over the same tokens while they are in L1
+/// (the kernel's after_sequence hook). The intervals come from
+/// sample_f32_keys. False (out untouched) when the
+/// sample gives no plan: the caller takes the bucket collector instead.
+template <class V, class T, class M, class Separate>
+bool panel_with_f32_intervals(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
+                              Separate& add_separately, panel& out) {
+    const f32_key_sample sample = sample_f32_keys(v);
+    f32_interval_set set;
+    double share = 0;
+    if (!plan_f32_intervals(sample, default_delta_probs(), default_abs_delta_probs(), set, share)) return false;
+    const std::vector<std::uint64_t> cut = split_blocks(v);
+    const std::size_t blocks = cut.size() - 1;
+    const unsigned runs = block_runs(blocks, threads);
+    quantile_workspace& ws = add_separately.workspace();
+    if (ws.f32.size() < runs) ws.f32.resize(runs);
+    std::vector<f32_interval_counts> cnt(runs);
+    std::vector<panel_accumulator> acc(blocks);
+    const bool omit = o.nonfinite == nonfinite_policy::omit;
+    run_block_runs(blocks, runs, [&](unsigned k, std::size_t b0, std::size_t b1) {
+        auto& part = ws.f32[k];
+        const double run_tokens = static_cast<double>(v.sequence_begin(cut[b1]) - v.sequence_begin(cut[b0]));
+        reserve_f32_part(part, 0, static_cast<std::size_t>(run_tokens * share * 1.25) + 4096);
+        for (std::size_t b = b0; b < b1; ++b) {
+            const std::uint64_t tb = v.sequence_begin(cut[b]), te = v.sequence_begin(cut[b + 1]);
+            reserve_f32_part(part, cnt[k].used, cnt[k].used + static_cast<std::size_t>(te - tb) + 32);
+            cnt[k].t = part.t.get();
+            cnt[k].r = part.r.get();
+            f32_interval_pass<T, M> pass(v, omit, set, cnt[k]);
+            acc[b] = accumulate_range<V>(v, cut[b], cut[b + 1], o, pass);
+            pass.finish();
+        }
+    });
+    for (std::size_t b = 1; b < blocks; ++b) acc[0].merge(acc[b]);
+    out = acc[0].finish();
+    if (out.tokens == 0) return true;  // no token: no quantile keys, as add_panel_quantiles
+    std::vector<const f32_interval_counts*> parts;
+    for (const auto& c : cnt) parts.push_back(&c);
+    std::vector<double> qd, qa;
+    if (!resolve_f32_intervals(set, parts, out.tokens, default_delta_probs(), default_abs_delta_probs(), qd, qa)) {
+        add_separately.add_to(out);  // a rank outside its interval
+        return true;
+    }
+    out.delta_quantiles.clear();
+    out.abs_delta_quantiles.clear();
+    for (std::size_t i = 0; i < qd.size(); ++i) out.delta_quantiles.emplace_back(default_delta_probs()[i], qd[i]);
+    for (std::size_t i = 0; i < qa.size(); ++i) out.abs_delta_quantiles.emplace_back(default_abs_delta_probs()[i], qa[i]);
+    return true;
+}
+#endif
+
 /// The fused pass with lanes V (xsimd batch, or double: the one-lane
 /// reference), its blocks on up to `threads` threads as accumulate_panel
 /// splits them.
@@ -573,6 +672,13 @@ template <class V, class T, class M, class Separate>
 panel panel_with_quantiles(const paired_view<T, M>& v, const panel_options& o, unsigned threads,
                            Separate&& add_separately) {
     constexpr std::size_t L = simd_ops<V>::size;
+#if LOGRATIO_PANEL_F32
+    if constexpr (panel_f32_path<V, T, M>) {
+        panel out;
+        if (v.size() < (std::uint64_t(1) << 32) && panel_with_f32_intervals<V>(v, o, threads, add_separately, out))
+            return out;
+    }
+#endif
     quantile_workspace& ws = add_separately.workspace();
     // The panel's blocks as parallel_reduce cuts them (so the panel entries
     // are those of compute_panel at any thread count), in `runs` runs of

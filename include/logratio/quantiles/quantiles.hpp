@@ -200,6 +200,13 @@ struct quantile_workspace {
         std::size_t cap = 0;
     };
     std::vector<fused_part> fused;
+    /// One part (thread) of the fused pass in float32 lanes
+    /// (quantiles/f32_intervals.hpp): the stored tokens' log-probs.
+    struct f32_part {
+        detail::huge_array<float> t, r;
+        std::size_t cap = 0;
+    };
+    std::vector<f32_part> f32;
     /// The fused pass's histograms and maps, carved afresh in every call.
     detail::scratch_arena scratch;
 };

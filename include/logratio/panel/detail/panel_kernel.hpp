@@ -106,6 +106,8 @@ struct no_quantile_hook {
     LOGRATIO_ALWAYS_INLINE void for_blocks(std::uint64_t b, std::uint64_t e, F&& f) {
         f(b, e);
     }
+    /// Tokens [b, e) (one sequence) were summed: a hook may read them again while they are in L1.
+    void after_sequence(std::uint64_t, std::uint64_t) noexcept {}
 };
 
 /// The panel over sequences [s0, s1) of v, with lanes V. NT is the number
@@ -201,6 +203,7 @@ panel_accumulator accumulate_range_impl(const paired_view<T, M>& v, std::uint64_
 #endif
             hook.for_blocks(b, e, [&](std::uint64_t bb, std::uint64_t ee)
                                 LOGRATIO_ALWAYS_INLINE { for_each_batch<V>(v, bb, ee, buf, step); });
+        hook.after_sequence(b, e);
         const double st = ops::sum(row_t), sr = ops::sum(row_r);
         guard_sequence(v, s, st, sr, row_top, o.nonfinite, o.positive_tolerance);
         if (row_n == 0) continue;

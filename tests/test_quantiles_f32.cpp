@@ -1,0 +1,156 @@
+// The float32 interval pass of the fused panel quantiles
+// (quantiles/f32_intervals.hpp, f32_interval_select.hpp): the AVX-512 pass
+// against its one-token reference (counts and stored tokens identical, in
+// every tail length, with and without a mask, omitting NaN/Inf), the bin
+// search against a plain count, and the selection against a sort. Built at
+// x86-64-v4 (skipped, exit 77, on a CPU without AVX-512).
+#include "test_util.hpp"
+
+#include <logratio/panel/panel_quantiles.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+namespace D = logratio::detail;
+
+/// Log-probs with delta = 0.01 * Student-t (3 dof), some exact ties, some
+/// NaN/Inf when `bad`, masked in with probability 0.8.
+void make_tokens(std::size_t n, std::uint64_t seed, bool bad, std::vector<float>& t, std::vector<float>& r,
+                 std::vector<std::uint8_t>& m) {
+    std::mt19937_64 g(seed);
+    std::student_t_distribution<double> heavy(3.0);
+    std::uniform_real_distribution<double> u(0, 1);
+    t.resize(n);
+    r.resize(n);
+    m.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        r[i] = static_cast<float>(-0.05 - 3.0 * u(g));
+        t[i] = u(g) < 0.1 ? r[i] : std::min(r[i] + static_cast<float>(0.01 * heavy(g)), -1e-3f);
+        if (bad && u(g) < 0.01) t[i] = u(g) < 0.5 ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
+        m[i] = u(g) < 0.8;
+    }
+}
+
+/// The intervals the fused pass would use for these tokens.
+D::f32_interval_set plan_for(const logratio::paired_view<float, std::uint8_t>& v) {
+    const D::f32_key_sample s = D::sample_f32_keys(v);
+    D::f32_interval_set set;
+    double share = 0;
+    REQUIRE(D::plan_f32_intervals(s, logratio::default_delta_probs(), logratio::default_abs_delta_probs(), set, share));
+    CHECK(share > 0.0);
+    CHECK(share < 0.25);
+    return set;
+}
+
+struct pass_result {
+    D::f32_interval_counts c;
+    std::vector<float> t, r;
+};
+
+pass_result run_pass(const logratio::paired_view<float, std::uint8_t>& v, std::uint64_t b, std::uint64_t e, bool omit,
+                     const D::f32_interval_set& set, bool simd) {
+    pass_result p;
+    p.t.assign(e - b + 64, 0.0f);
+    p.r.assign(e - b + 64, 0.0f);
+    p.c.t = p.t.data();
+    p.c.r = p.r.data();
+    if (simd) D::count_intervals_avx512(v, b, e, omit, set, p.c);
+    else D::count_intervals_scalar(v, b, e, omit, set, p.c);
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("f32 interval pass: AVX-512 equals the one-token reference at every tail, mask and policy") {
+    std::vector<float> t, r;
+    std::vector<std::uint8_t> m;
+    const std::size_t n = std::size_t(1) << 17;
+    make_tokens(n, 5, true, t, r, m);
+    for (bool masked : {true, false}) {
+        const std::vector<std::int64_t> cu{0, static_cast<std::int64_t>(n)};
+        const auto v = masked ? logratio::packed(t, r, cu, m) : logratio::packed(t, r, cu);
+        std::vector<float> tf, rf;  // finite copies for the sample
+        std::vector<std::uint8_t> mf;
+        make_tokens(n, 5, false, tf, rf, mf);
+        const D::f32_interval_set set = plan_for(logratio::padded(tf, rf, mf, n / 128, 128));
+        for (std::uint64_t len : {std::uint64_t(0), std::uint64_t(1), std::uint64_t(15), std::uint64_t(16),
+                                  std::uint64_t(17), std::uint64_t(31), std::uint64_t(32), std::uint64_t(33),
+                                  std::uint64_t(1000), std::uint64_t(20000), std::uint64_t(n - 7)}) {
+            CAPTURE(masked);
+            CAPTURE(len);
+            const std::uint64_t b = 7;
+            const pass_result s = run_pass(v, b, b + len, true, set, false);
+            const pass_result x = run_pass(v, b, b + len, true, set, true);
+            CHECK(x.c.tokens == s.c.tokens);
+            CHECK(x.c.used == s.c.used);
+            for (int j = 0; j < D::f32_delta_intervals; ++j) CHECK(x.c.ge_d[j] == s.c.ge_d[j]);
+            for (int j = 0; j < D::f32_abs_intervals; ++j) CHECK(x.c.ge_a[j] == s.c.ge_a[j]);
+            bool same = true;
+            for (std::size_t i = 0; i < s.c.used; ++i) same = same && x.t[i] == s.t[i] && x.r[i] == s.r[i];
+            CHECK(same);
+            if (len > 10000) CHECK(s.c.used > 0);
+        }
+    }
+}
+
+TEST_CASE("f32 interval pass: counts at or above each interval equal a plain count over the exact keys") {
+    std::vector<float> t, r;
+    std::vector<std::uint8_t> m;
+    const std::size_t n = std::size_t(1) << 16;
+    make_tokens(n, 9, false, t, r, m);
+    const auto v = logratio::padded(t, r, m, n / 128, 128);
+    const D::f32_interval_set set = plan_for(v);
+    // more than 4000 flushes of the 4-bit counters (2^21 tokens in one call) exercise the 16-bit drain
+    std::vector<float> tb, rb;
+    std::vector<std::uint8_t> mb;
+    for (int k = 0; k < 32; ++k) {
+        tb.insert(tb.end(), t.begin(), t.end());
+        rb.insert(rb.end(), r.begin(), r.end());
+        mb.insert(mb.end(), m.begin(), m.end());
+    }
+    const auto big = logratio::padded(tb, rb, mb, tb.size() / 128, 128);
+    const pass_result x = run_pass(big, 0, big.size(), false, set, true);
+    std::uint64_t tokens = 0, ge_d[D::f32_delta_intervals] = {}, ge_a[D::f32_abs_intervals] = {};
+    for (std::size_t i = 0; i < tb.size(); ++i) {
+        if (!mb[i]) continue;
+        const float c = tb[i] - rb[i];
+        ++tokens;
+        for (int j = 0; j < D::f32_delta_intervals; ++j) ge_d[j] += D::f32_order_key(c) >= set.lo_d[j];
+        for (int j = 0; j < D::f32_abs_intervals; ++j) ge_a[j] += D::f32_abs_key(c) >= set.lo_a[j];
+    }
+    CHECK(x.c.tokens == tokens);
+    for (int j = 0; j < D::f32_delta_intervals; ++j) CHECK(x.c.ge_d[j] == ge_d[j]);
+    for (int j = 0; j < D::f32_abs_intervals; ++j) CHECK(x.c.ge_a[j] == ge_a[j]);
+}
+
+TEST_CASE("f32 interval selection: numpy's linear quantiles of the exact deltas, or a reported miss") {
+    std::vector<float> t, r;
+    std::vector<std::uint8_t> m;
+    const std::size_t n = std::size_t(1) << 17;
+    make_tokens(n, 13, false, t, r, m);
+    const auto v = logratio::padded(t, r, m, n / 128, 128);
+    const D::f32_interval_set set = plan_for(v);
+    pass_result x = run_pass(v, 0, v.size(), false, set, true);
+    std::vector<double> d, a;
+    for (std::size_t i = 0; i < n; ++i)
+        if (m[i]) {
+            d.push_back(static_cast<double>(t[i]) - static_cast<double>(r[i]));
+            a.push_back(std::fabs(d.back()));
+        }
+    const auto& dp = logratio::default_delta_probs();
+    const auto& ap = logratio::default_abs_delta_probs();
+    std::vector<double> qd, qa;
+    REQUIRE(D::resolve_f32_intervals(set, {&x.c}, d.size(), dp, ap, qd, qa));
+    CHECK(qd == logratio::quantiles(d.begin(), d.end(), dp));
+    CHECK(qa == logratio::quantiles(a.begin(), a.end(), ap));
+    // a token total that is not the panel's, or intervals that hold no rank: no answer, not a guess
+    CHECK_FALSE(D::resolve_f32_intervals(set, {&x.c}, d.size() + 1, dp, ap, qd, qa));
+    D::f32_interval_set off = set;
+    for (int j = 0; j < D::f32_delta_intervals; ++j) off.lo_d[j] = off.hi_d[j] = std::numeric_limits<std::int32_t>::max();
+    pass_result y = run_pass(v, 0, v.size(), false, off, true);
+    CHECK_FALSE(D::resolve_f32_intervals(off, {&y.c}, d.size(), dp, ap, qd, qa));
+}
