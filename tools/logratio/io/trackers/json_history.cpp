@@ -244,13 +244,41 @@ struct json_records_reader {
             return true;
         }
         case type::number: {
-            double x;
+            double x = 0;
+            if (!value_needed(key, top) && od::skipped_number(v, '}')) {  // checked, not converted
+                push(key, json_entry::number, top).value = 0;
+                return true;
+            }
             if (!od::number(v, x, '}')) return false;
             push(key, json_entry::number, top).value = x;
             return true;
         }
         }
         return false;
+    }
+    /// Whether the number at entry position `used` (flattened `key`) may be
+    /// read: a step or time key, or a key the filter keeps (as a W&B key, or
+    /// under a verl data dict without its "data/"); the others are skipped
+    /// (skipped_number), not converted. Asked once per key and position,
+    /// as slot_of (records repeat their keys in one order).
+    struct walk_slot {
+        std::string key;
+        bool top = false;
+        bool needed = true;
+    };
+    std::vector<walk_slot> walk_slots;
+    bool value_needed(const std::string& key, bool top) {
+        if (keys->keeps_all()) return true;
+        if (used >= walk_slots.size()) walk_slots.resize(used + 1);
+        walk_slot& w = walk_slots[used];
+        if (w.top != top || w.key != key) {
+            w.key.assign(key);
+            w.top = top;
+            const std::string_view k = key;
+            w.needed = (top && (k == "_step" || k == "step" || k == "_timestamp")) || keys->keeps(k) ||
+                       (!top && k.size() > 5 && k.compare(0, 5, "data/") == 0 && keys->keeps(k.substr(5)));
+        }
+        return w.needed;
     }
     /// An object value: its members are entries of their own (read_value's '{').
     bool simd_object(od::sj::value v, std::string& key, bool top, int depth) {
