@@ -20,6 +20,9 @@
 #include "trackers/run_builder.hpp"
 #include "trackers/trl_state.hpp"
 #include "trackers/wandb_history.hpp"
+#ifdef LOGRATIO_TEST_HAVE_SIMDJSON
+#include "trackers/json_ondemand.hpp"
+#endif
 
 namespace {
 
@@ -134,6 +137,53 @@ TEST_CASE("JSON Lines: errors are json_scanner's, naming file and line, on eithe
     std::string deep_array = "{\"_step\": 0, \"a\": " + std::string(300, '[') + std::string(300, ']') + "}\n";
     same_both_ways(deep_array);
 }
+
+TEST_CASE("JSON Lines: a key filter skips the other keys' numbers, with the same values, unread keys and errors") {
+    // W&B keys, nested keys, a verl data dict; numbers of every shape the skip checks
+    const std::string w = R"({"_step": 0, "_runtime": 1.5, "_timestamp": 17.25, "a": 0.5, "z": 0.00045183232059956533, )"
+                          R"("y": -1.5e-07, "x": {"y": 2.5, "q": 3}, "n": 12345678901234567890123, "t": "s", "u": null})"
+                          "\n"
+                          R"({"_step": 1, "_runtime": 2.5, "_timestamp": 18.25, "a": 0.25, "z": 0, "y": -0, )"
+                          R"("x": {"y": 1E+2, "q": 4e-5}, "n": 1, "t": "s", "u": 1})" "\n";
+    const std::string verl = R"({"step": 1, "data": {"a": 1.5, "b": 2.5, "c": {"d": 3}}})" "\n"
+                             R"({"step": 2, "data": {"a": 0.001, "b": 0.5, "c": {"d": 4}}})" "\n";
+    for (const auto& keys : {tr::key_filter({"a"}), tr::key_filter({"x/y"}), tr::key_filter({"nothing"}),
+                             tr::key_filter({"a", "c/d"})}) {
+        same_both_ways(w, keys);
+        same_both_ways(verl, keys);
+    }
+    const std::string kept = said(w, tr::json_lines_parser::fastest, tr::key_filter({"a"}));
+    CHECK(kept.find(" a: 0=" + std::to_string(bits(0.5))) != std::string::npos);
+    CHECK(kept.find(" unread z\n") != std::string::npos);
+    CHECK(kept.find(" unread x/q\n") != std::string::npos);
+    // a bad number under a key the filter does not keep is still the error it was
+    for (const char* bad : {"01", "1e400", "1.", "-", "1e", "1e+", ".5", "1.5e5x", "0x10", "+1", "1..2"}) {
+        const std::string t = std::string(R"({"_step": 0, "a": 1, "z": )") + bad + "}\n";
+        same_both_ways(t, tr::key_filter({"a"}));
+        CHECK_MESSAGE(said(t, tr::json_lines_parser::fastest, tr::key_filter({"a"})).rfind("error t.jsonl", 0) == 0, bad);
+    }
+}
+
+#ifdef LOGRATIO_TEST_HAVE_SIMDJSON
+TEST_CASE("od: plain_number_token is json_scanner's number grammar (short, finite); long_significand counts significant digits") {
+    namespace od = tr::od;
+    const auto token = [](const char* t) {  // 32 readable bytes after the token, as simdjson's padding gives
+        static std::string buf;
+        buf = std::string(t) + std::string(40, ' ');
+        return od::plain_number_token(std::string_view(buf.data(), std::strlen(t)));
+    };
+    for (const char* t : {"0", "-0", "1", "12", "0.5", "-0.5", "1e5", "1E+5", "1e-05", "12.5e99", "0.00045183232059956533",
+                          "-1234567890.1234567890123456789", "7"})
+        CHECK_MESSAGE(token(t), t);
+    for (const char* t : {"", "-", "01", "-01", "1.", ".5", "1e", "1e+", "1e100", "1e+100", "1.5e5x", "+1", "1..2",
+                          "1.2.3", "1e5e5", "0x10", "1 2", "--1", "1-", "123456789012345678901234567890123"})
+        CHECK_MESSAGE(!token(t), t);
+    CHECK(!od::long_significand("0.00045183232059956533"));  // 17 significant digits (20 with the zeros)
+    CHECK(!od::long_significand("-0.000000000001234567890123456789e-5"));
+    CHECK(od::long_significand("0.62012004852294987792"));  // 20: simdjson 3.0.1 misreads it
+    CHECK(od::long_significand("100000000000000000000"));
+}
+#endif
 
 TEST_CASE("JSON Lines: a record near the end of the text (no padding after it) and a long one") {
     std::string t;
