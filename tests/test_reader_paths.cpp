@@ -283,6 +283,62 @@ TEST_CASE("W&B history table: plain-number cells and the general path read the s
     CHECK(std::isinf(pts[8].value));
 }
 
+TEST_CASE("W&B history table: the columns a key filter keeps, parsed alone, read as the whole table does") {
+    const tr::key_filter keys({"m", "train/step"});
+    const auto whole_and_kept = [&](const std::string& csv) {
+        std::string a, b;
+        const auto read = [&](logratio_cli::text_table t) {
+            try {
+                std::string s;
+                const auto set = tr::read_wandb_history_table(t, keys);
+                for (const auto& n : set.notes) s += "note " + n + "\n";
+                for (const auto& r : set.runs) {
+                    s += "run " + r.name + "\n";
+                    for (const auto& u : r.unread) s += " unread " + u + "\n";
+                    for (const auto& [k, pts] : r.metrics)
+                        for (const auto& pt : pts)
+                            s += " " + k + " " + std::to_string(pt.step) + "=" + std::to_string(bits(pt.value)) + "@" +
+                                 std::to_string(bits(pt.wall_time)) + "\n";
+                }
+                return s;
+            } catch (const std::exception& e) {
+                return std::string("error ") + e.what();
+            }
+        };
+        const auto parsed = [&](bool kept) {
+            try {
+                return read(kept ? logratio_cli::parse_csv(std::string(csv), "h.csv", tr::wandb_history_column_kept, &keys)
+                                 : logratio_cli::parse_csv(csv, "h.csv"));
+            } catch (const std::exception& e) {
+                return std::string("error ") + e.what();
+            }
+        };
+        a = parsed(false);
+        b = parsed(true);
+        CHECK_MESSAGE(a == b, csv);
+        return b;
+    };
+    const std::string one = ",_step,_runtime,_timestamp,train/step,m,other,\"q,x\"\n"
+                            "0,0,1.5,17.5,1,0.5,9,\"a,\"\"b\"\n"
+                            "1,1,2.5,18.5,2,,abc,c\n\n"
+                            "2,2,3.5,19.5,3,0.25,\"{\"\"x\"\": 1}\",\"multi\nline\"\n";
+    const std::string said = whole_and_kept(one);
+    CHECK(said.find(" m 2=" + std::to_string(bits(0.25))) != std::string::npos);
+    CHECK(said.find(" unread other\n") != std::string::npos);
+    CHECK(said.find(" unread q,x\n") != std::string::npos);
+    CHECK(said.find("_runtime") == std::string::npos);  // not a metric, as in the whole table
+    // several runs (a run_id column); errors in dropped columns are the whole table's
+    whole_and_kept("_step,run_id,m,z\n0,a,1,2\n0,b,3,4\n1,a,5,6\n");
+    for (const char* bad : {"_step,m,z\n0,1,2,3\n", "_step,m,z\n0,1,\"2\n", "_step,m,z\n0,1,2\"x\n",
+                            "_step,m,z\n0,1,\"2\"x\n", "_step,m,m\n0,1,2\n", "_step,m,z\n0,1,2\n0,2,2\n"})
+        CHECK(whole_and_kept(bad).rfind("error h.csv", 0) == 0);
+    const auto t = logratio_cli::parse_csv(std::string(one), "h.csv", tr::wandb_history_column_kept, &keys);
+    CHECK(t.columns == std::vector<std::string>{"_step", "_timestamp", "train/step", "m"});
+    CHECK(t.dropped == std::vector<std::string>{"", "_runtime", "other", "q,x"});
+    CHECK(t.row_count() == 3);
+    CHECK(t.cell(2, 3) == "0.25");
+}
+
 TEST_CASE("run_builder: points out of order sorted, duplicates kept once or named with both lines") {
     tr::run_builder b("r", "f.csv", "_step");
     const std::string file = "f.csv", other = "g.csv";
