@@ -15,7 +15,11 @@
 // csv (the readers' SSE2 cell scan, io/table_csv_scan.hpp):
 //   cell scan         every cell found, nothing converted;
 //   cells + from_chars every cell after the first column converted;
-//   cells + 2 columns _step and METRIC converted.
+//   cells + 2 columns _step and METRIC converted;
+//   then ns per cell for the number conversions alone, over every cell
+//   after the first column held in memory: std::from_chars (libstdc++ 12:
+//   the fast_float algorithm), fast_float 3.9 (Debian's libfast-float-dev,
+//   where its header is installed), strtod.
 // The files are read into memory first (not timed); rates are MB per CPU
 // second (clock(): user + sys of this process), best of 5.
 #include <cerrno>
@@ -31,6 +35,10 @@
 #include <vector>
 
 #include <simdjson.h>
+#if __has_include(<fast_float/fast_float.h>)
+#include <fast_float/fast_float.h>
+#define FLOORS_HAVE_FAST_FLOAT 1
+#endif
 
 #include "../tools/logratio/io/table_csv_scan.hpp"
 
@@ -167,6 +175,37 @@ double csv_pass(const std::string& text, const std::vector<char>& conv, std::siz
     return sum;
 }
 
+/// ns per cell of each conversion over `cells` (best of 5).
+void number_floors(const std::vector<std::string_view>& cells) {
+    const auto per_cell = [&](const char* name, double (*conv)(std::string_view)) {
+        double sink = 0;
+        const double t = cpu_seconds([&] {
+            for (const auto c : cells) sink += conv(c);
+        });
+        std::printf("%-22s %8.1f ns a cell (%zu cells, %g)\n", name, t * 1e9 / static_cast<double>(cells.size()),
+                    cells.size(), sink > 0 ? 1.0 : 0.0);
+    };
+    per_cell("std::from_chars", [](std::string_view c) {
+        double x = 0;
+        std::from_chars(c.data(), c.data() + c.size(), x);
+        return x;
+    });
+#ifdef FLOORS_HAVE_FAST_FLOAT
+    per_cell("fast_float 3.9", [](std::string_view c) {
+        double x = 0;
+        fast_float::from_chars(c.data(), c.data() + c.size(), x);
+        return x;
+    });
+#endif
+    per_cell("strtod", [](std::string_view c) {
+        char buf[64];
+        const std::size_t n = std::min(c.size(), sizeof buf - 1);
+        std::memcpy(buf, c.data(), n);
+        buf[n] = '\0';
+        return std::strtod(buf, nullptr);
+    });
+}
+
 void csv_floors(const std::vector<std::string>& texts, const std::string& metric, double mb) {
     const std::string& h = texts[0];
     std::vector<std::string> header;
@@ -185,6 +224,18 @@ void csv_floors(const std::vector<std::string>& texts, const std::string& metric
         });
         std::printf("%-22s %8.0f MB/s  (%zu cells a pass, %g)\n", name, mb / t, cells / 5, sink > 0 ? 1.0 : 0.0);
     }
+    std::vector<std::string_view> numeric;  // every cell after the first column
+    for (const auto& text : texts) {
+        const char* p = static_cast<const char*>(std::memchr(text.data(), '\n', text.size())) + 1;
+        const char* const end = text.data() + text.size();
+        for (std::size_t col = 0; p < end; ++p) {
+            const char* const b = p;
+            p = logratio_cli::csv_scan::unquoted_field_end(p, end);
+            if (col > 0 && p > b) numeric.emplace_back(b, static_cast<std::size_t>(p - b));
+            col = p < end && *p == '\n' ? 0 : col + 1;
+        }
+    }
+    number_floors(numeric);
 }
 
 }  // namespace

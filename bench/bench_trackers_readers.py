@@ -23,6 +23,12 @@ the fastest standard way (C-implemented modules where they exist):
   MLflow db    sqlite3: every row of the metrics table fetched.
 A record is the layout's unit: a CSV row, a JSON line / log_history entry,
 an event, a W&B record, an MLflow metric line / row.
+
+For the layouts whose readers take the key filter (METRIC_TASK: W&B CSV and
+JSON Lines, verl JSONL, TRL) a second line times the user's task, `logratio
+runs --metric M --json` (M, the step keys and the run statistics), beside a
+Python peer reading that metric only (json.loads then the key; csv.reader
+then float() of the step and M columns).
 """
 import csv
 import json
