@@ -47,10 +47,17 @@ fi
 big=()
 [ "${LOGRATIO_BENCH_BIG:-0}" = 1 ] && big=(--big)
 /usr/bin/python3 bench/runs_vs_scipy.py build/bench/bin/logratio "${big[@]}" > "$out/runs_vs_scipy.json"
-readers_work=$(mktemp -d "${TMPDIR:-/tmp}/logratio_bench_readers.XXXXXX")
-/usr/bin/python3 bench/bench_trackers.py build/bench/bin/logratio --readers --repeat 3 --markdown \
-  --work "$readers_work" > "$out/readers.txt"
-rm -rf "$readers_work"
+# (LOGRATIO_BENCH_READERS_WORK=DIR: the readers' files written to DIR once
+# and kept, reused by later runs)
+if [ -n "${LOGRATIO_BENCH_READERS_WORK:-}" ]; then
+  /usr/bin/python3 bench/bench_trackers.py build/bench/bin/logratio --readers --repeat 3 --markdown \
+    --work "$LOGRATIO_BENCH_READERS_WORK" --keep > "$out/readers.txt"
+else
+  readers_work=$(mktemp -d "${TMPDIR:-/tmp}/logratio_bench_readers.XXXXXX")
+  /usr/bin/python3 bench/bench_trackers.py build/bench/bin/logratio --readers --repeat 3 --markdown \
+    --work "$readers_work" > "$out/readers.txt"
+  rm -rf "$readers_work"
+fi
 # Written whole or not at all: a failed report leaves the old RESULTS.md
 /usr/bin/python3 bench/report.py "$out" "${levels[@]}" > "$out/RESULTS.md"
 mv "$out/RESULTS.md" bench/RESULTS.md
