@@ -457,16 +457,17 @@ def prepared(work, keep, scale, name, writer, steps):
     return info
 
 
-def timed_row(label, py_label, mb, records, lr_cpu, py, base_cpu):
-    """The console line and the Markdown row of one (layout, task)."""
+def timed_row(label, task, py_label, mb, records, lr_cpu, py, base_cpu):
+    """The console line and the Markdown row of one (layout, task): its
+    "layout" and "task" columns apart, as bench/report_more.py reads them."""
     py_cpu, n = py
     if n != records:
         sys.exit(f"{label}: the Python reader read {n} records, {records} were written")
     base = f" {mb / base_cpu:13.0f} {n / base_cpu:14.3g}" if base_cpu else ""
-    print(f"{label:40s} {mb:6.0f} {mb / lr_cpu:7.0f} {n / lr_cpu:11.3g} {mb / py_cpu:11.1f} {n / py_cpu:12.3g} "
+    print(f"{label + ', ' + task:40s} {mb:6.0f} {mb / lr_cpu:7.0f} {n / lr_cpu:11.3g} {mb / py_cpu:11.1f} {n / py_cpu:12.3g} "
           f"{py_cpu / lr_cpu:6.1f}{base}")
     sys.stdout.flush()
-    return (f"| {label} | {mb:.0f} | {mb / lr_cpu:.0f} | {n / lr_cpu:.3g} | {py_label} | {mb / py_cpu:.1f} | "
+    return (f"| {label} | {task} | {mb:.0f} | {mb / lr_cpu:.0f} | {n / lr_cpu:.3g} | {py_label} | {mb / py_cpu:.1f} | "
             f"{py_cpu / lr_cpu:.1f} |" + (f" {mb / base_cpu:.0f} | {n / base_cpu:.3g} |" if base_cpu else ""))
 
 
@@ -488,17 +489,17 @@ def run(exe, work, repeat, keep, scale, only, baseline=None, markdown=False):
             with open(p, "rb") if os.path.isfile(p) else open(os.devnull) as f:
                 while f.read(1 << 24):
                     pass
-        tasks = [(label + ", every metric", None, reader, PY_READER[name])]
+        tasks = [("every metric", None, reader, PY_READER[name])]
         if name in METRIC_TASK:
             metric, py_metric = METRIC_TASK[name]
-            tasks.append((label + ", one metric", metric, py_metric, PY_METRIC_READER[name]))
-        for task_label, metric, py_reader, py_label in tasks:
+            tasks.append(("one metric", metric, py_metric, PY_METRIC_READER[name]))
+        for task, metric, py_reader, py_label in tasks:
             lr = min(logratio_cpu(exe, paths, extra, work, metric) for _ in range(repeat))
             py = min(python_cpu(py_reader, paths, pb) for _ in range(max(1, repeat // 3)))
             base_cpu = min(logratio_cpu(baseline, paths, extra, work, metric) for _ in range(repeat)) if baseline else 0
-            rows.append(timed_row(task_label, py_label, mb, info["records"], lr, py, base_cpu))
+            rows.append(timed_row(label, task, py_label, mb, info["records"], lr, py, base_cpu))
     if markdown:
-        print("\n| layout, task | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
+        print("\n| layout | task | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
               (" baseline MB/s | baseline records/s |" if baseline else ""))
-        print("|---|---|---|---|---|---|---|" + ("---|---|" if baseline else ""))
+        print("|---|---|---|---|---|---|---|---|" + ("---|---|" if baseline else ""))
         print("\n".join(rows))
