@@ -98,8 +98,12 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 std::string rendered(const outcome& o, const std::vector<std::string>& metrics, const std::string& dir) {
     std::ostringstream s;
     if (!o.error.empty()) {
-        s << "error: " << escaped(replaced(replaced(o.error, dir + "/", "DIR/"), std::string(LOGRATIO_TEST_DATA) + "/", "DATA/"))
-          << "\n";
+        // The data directory first, and a temporary directory only where there is
+        // one: with dir empty, every '/' would become "DIR/" (and the committed text
+        // would hold the absolute path of the checkout that wrote it).
+        std::string e = replaced(o.error, std::string(LOGRATIO_TEST_DATA) + "/", "DATA/");
+        if (!dir.empty()) e = replaced(e, dir + "/", "DIR/");
+        s << "error: " << escaped(e) << "\n";
         return s.str();
     }
     for (std::size_t m = 0; m < metrics.size(); ++m) {
