@@ -164,7 +164,7 @@ void long_table_builder::add_row(const std::string_view* cells, std::size_t line
     const std::string_view group = gc_ ? cells[*gc_] : all;
     double u = std::nan("");
     const bool number = !uc_ || cell_double(cells[*uc_], u);
-    if (!t_.first_error) {  // long_format_runs's checks of a row, in its order
+    if (!t_.first_error) {  // the long table's checks of a row, in their order
         if (rc_ && name.empty()) first_error(concat(t_.path, ": line ", line, ": empty 'run' cell"), line);
         else if (uc_ && !number) first_error(not_a_number(t_.path, line, "update", cells[*uc_]), line);
         else if (uc_ && !std::isfinite(u))  // an empty cell is missing; "nan" or "inf" is a value, said as one
