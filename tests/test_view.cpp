@@ -133,3 +133,27 @@ TEST_CASE("visit_view: the one run-time dispatch gives the typed view the descri
     d.num_offsets = 2;  // the last offset no longer covers the tokens: the view's own check
     CHECK_THROWS_AS(logratio::visit_view(d, panel_of), logratio::shape_error);
 }
+
+TEST_CASE("a one-byte mask is binary: the 8-byte word test finds a bad byte at every position") {
+    // bytes_are_binary ORs whole words and then the tail: a bad byte in the
+    // first, last or middle byte of a word and in the tail must all be found,
+    // and the error must still name the first bad position.
+    const std::uint64_t n = 19;
+    std::vector<float> t(n, -1.0f), r(n, -1.0f);
+    CHECK(logratio::detail::bytes_are_binary(std::vector<std::uint8_t>(n, 1).data(), n));
+    CHECK(logratio::detail::bytes_are_binary(nullptr, 0));
+    for (std::uint64_t at : {0u, 7u, 8u, 15u, 16u, 18u})
+        for (int bad : {2, 255, 128}) {
+            CAPTURE(at);
+            CAPTURE(bad);
+            std::vector<std::uint8_t> m(n, 1);
+            m[at] = std::uint8_t(bad);
+            CHECK_FALSE(logratio::detail::bytes_are_binary(m.data(), n));
+            try {
+                (void)logratio::paired_view<float>::padded(t.data(), r.data(), m.data(), 1, n);
+                FAIL("no error for a mask byte of " << bad);
+            } catch (const logratio::value_error& e) {
+                CHECK(std::string(e.what()).find("column " + std::to_string(at) + " ") != std::string::npos);
+            }
+        }
+}
