@@ -125,6 +125,25 @@ inline std::pair<std::uint64_t, std::uint64_t> inversion_counts(std::vector<std:
 }
 
 /// Calls f(earlier point, later point) for the inversions at the sorted
+/// indices `targets` (< the count) of the order an unweighted walk meets them
+/// in: walk(items, g) calls g(items so far, lo, hi, later item) with the range
+/// [lo, hi) of earlier items `later` is inverted with (the insertion and the
+/// radix-split walks; inversions_at below is the merge's, with weights).
+template <class Walk, class F>
+void unweighted_inversions_at(const Walk& walk, std::vector<merge_item> items,
+                              const std::vector<std::uint64_t>& targets, const F& f) {
+    std::uint64_t before = 0;  // inversions met before the current range
+    std::size_t next = 0;
+    walk(std::move(items), [&](const std::vector<merge_item>& cur, std::size_t lo, std::size_t hi,
+                               const merge_item& later) {
+        const std::uint64_t range = hi - lo;
+        for (; next < targets.size() && targets[next] - before < range; ++next)
+            f(cur[lo + static_cast<std::size_t>(targets[next] - before)].point, later.point);
+        before += range;
+    });
+}
+
+/// Calls f(earlier point, later point) for the inversions at the sorted
 /// indices `targets` (< the weighted count; an index counts each copy of a
 /// weighted pair) of the order for_each_inversion_range meets them in.
 template <class F>

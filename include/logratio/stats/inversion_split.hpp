@@ -110,15 +110,9 @@ void for_each_permutation_inversion_range(std::vector<merge_item> items, const F
 /// for_each_permutation_inversion_range meets them in.
 template <class F>
 void permutation_inversions_at(std::vector<merge_item> items, const std::vector<std::uint64_t>& targets, const F& f) {
-    std::uint64_t before = 0;  // inversions met before the current range
-    std::size_t next = 0;
-    for_each_permutation_inversion_range(
-        std::move(items), [&](const std::vector<merge_item>& cur, std::size_t lo, std::size_t hi, const merge_item& later) {
-            const std::uint64_t range = hi - lo;
-            for (; next < targets.size() && targets[next] - before < range; ++next)
-                f(cur[lo + static_cast<std::size_t>(targets[next] - before)].point, later.point);
-            before += range;
-        });
+    unweighted_inversions_at(
+        [](std::vector<merge_item> it, const auto& g) { for_each_permutation_inversion_range(std::move(it), g); },
+        std::move(items), targets, f);
 }
 
 }  // namespace detail
