@@ -21,6 +21,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "../core/view.hpp"
+#include "../detail/batches.hpp"
+#include "../detail/widen.hpp"
 #include "f32_intervals.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
