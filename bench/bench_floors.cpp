@@ -13,8 +13,16 @@
 //         (inexact lanes only counted);
 //      2  as 1, a batch with an inexact lane through the float64 step.
 //    Against accumulate_panel and the read roofline (roofline.hpp).
-// 3. The correction's short cut in float32 lanes (variants 0 and 1 of 1),
-//    weights and mask written, against correct() and the traffic roofline.
+// 3. The correction's short cut in float32 lanes, weights and mask written,
+//    against correct() and the traffic roofline (with plain and with
+//    non-temporal stores), at full size and over 2^16 tokens held in L2:
+//      0, 1  as in 1 (not SPEC-safe);
+//      2     float32 tail of k3, float64 k3 / e / weight and sums, batches
+//            with an inexact delta repaired by a float64 series;
+//      3     2 with non-temporal stores;  4  2 with an all-float32 weight;
+//      5     no repair: TwoSum's error rebuilds the float64 delta;
+//      6     5 with e by the library's float64 series (verl-exact weights).
+//    Results and the error bounds: bench/FLOORS.md, the correction.
 // 2. The fused quantiles' per-token classification: the library's collector
 //    (quantile_collector: staging + scalar histogram loop) against a SIMD
 //    classifier (16-bit bucket keys, 32 per vector; a 6-step branch-free
@@ -327,6 +335,10 @@ inline void correction_batch_safe(const float* tp, const float* rp, const std::u
 /// test on dh against thresholds one float ulp inside the float64 interval
 /// (a lane inside by this test is inside by the float64 one; the few within
 /// an ulp of a bound go to the full step, counted here).
+/// Variant 6: as 5, with e = expm1(d) by the library's float64 series (no
+/// reduction: |d| <= 0.34) instead of the float32 tail -- the weight then
+/// fl32 of a float64-accurate e, as verl's bit-identical weights need.
+template <bool Series = false>
 inline void correction_batch_twosum(const float* tp, const float* rp, const std::uint8_t* mp, float* w,
                                     std::uint8_t* mo, correction_state& S, const __m512 lo, const __m512 hi) {
     const batch16 b = load_batch<0>(tp, rp, mp, S);
@@ -338,14 +350,21 @@ inline void correction_batch_twosum(const float* tp, const float* rp, const std:
     const __m512 err = _mm512_add_ps(_mm512_sub_ps(tk, _mm512_sub_ps(d, bb)), _mm512_sub_ps(nr, bb));
     const __mmask16 in = _mm512_cmp_ps_mask(d, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(d, hi, _CMP_LE_OQ);
     S.outside += in != 0xffff;
-    const __m512 q = logratio::detail::k3_tail_f32(d);
+    const __m512 q = Series ? d : logratio::detail::k3_tail_f32(d);
     __m512d wh[2];
     for (int h = 0; h < 2; ++h) {
         const __m512d dd = _mm512_add_pd(h ? hi_pd(d) : lo_pd(d), h ? hi_pd(err) : lo_pd(err));  // exact delta
-        const __m512d qq = h ? hi_pd(q) : lo_pd(q);
         const __m512d d2 = _mm512_mul_pd(dd, dd);
-        const __m512d k3 = _mm512_mul_pd(d2, _mm512_fmadd_pd(dd, qq, _mm512_set1_pd(0.5)));
-        const __m512d e = _mm512_add_pd(dd, k3);
+        __m512d k3, e;
+        if constexpr (Series) {
+            using B = xsimd::batch<double, xsimd::avx512bw>;
+            e = logratio::detail::simd_ops<B>::expm1_split(B(dd), false);
+            k3 = _mm512_sub_pd(e, dd);
+        } else {
+            const __m512d qq = h ? hi_pd(q) : lo_pd(q);
+            k3 = _mm512_mul_pd(d2, _mm512_fmadd_pd(dd, qq, _mm512_set1_pd(0.5)));
+            e = _mm512_add_pd(dd, k3);
+        }
         S.sd[h] = _mm512_add_pd(S.sd[h], dd);
         S.d2 = _mm512_add_pd(S.d2, d2);
         S.k3 = _mm512_add_pd(S.k3, k3);
@@ -373,8 +392,8 @@ __attribute__((noinline)) correction_state mixed_correction_pass(const bench::to
     for_each_batch16(
         d,
         [&](std::size_t i) {
-            if constexpr (Var == 5)
-                correction_batch_twosum(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, w + i, mo + i,
+            if constexpr (Var >= 5)
+                correction_batch_twosum<Var == 6>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, w + i, mo + i,
                                         S, lo5, hi5);
             else if constexpr (Var >= 2)
                 correction_batch_safe<Var == 3, Var == 4>(d.train.data() + i, d.rollout.data() + i, d.mask.data() + i, w + i, mo + i, S,
@@ -435,6 +454,7 @@ BENCHMARK_TEMPLATE(mixed_correction, 2)->UseRealTime()->Unit(benchmark::kMillise
 BENCHMARK_TEMPLATE(mixed_correction, 3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(mixed_correction, 4)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(mixed_correction, 5)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(mixed_correction, 6)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 /// The same loops over the first 2^16 tokens (inputs and outputs held in
 /// L2): compute only, the figure the loop's operations bound.
@@ -454,6 +474,7 @@ BENCHMARK_TEMPLATE(mixed_correction_l2, 1)->UseRealTime()->Unit(benchmark::kMicr
 BENCHMARK_TEMPLATE(mixed_correction_l2, 2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(mixed_correction_l2, 4)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(mixed_correction_l2, 5)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(mixed_correction_l2, 6)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void correction_library_l2(benchmark::State& st) {
     const auto& d = data();
