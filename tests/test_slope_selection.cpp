@@ -527,3 +527,36 @@ TEST_CASE("set_order_statistics: at each rank the value a sort puts there, ranks
         for (const auto r : ranks) CHECK(same_bits(v[static_cast<std::size_t>(r)], sorted[static_cast<std::size_t>(r)]));
     }
 }
+
+TEST_CASE("counted start bands: ordered when listed or sampled, as band_of with the same counts makes them") {
+    // the start bands of slopes_at_ranks carry Kendall's counts and no
+    // orders (counted_band); a step that samples or lists one gets the
+    // orders band_of makes: the same positions, ranks and sample slopes
+    std::mt19937_64 g(1207);
+    for (int it = 0; it < 20; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 120 + static_cast<std::size_t>(g() % 200), x, y);
+        const auto d = detail::slope_data_of(x.data(), y.data(), x.size());
+        const bool negative = it % 2 == 0;
+        const double lo = negative ? -std::numeric_limits<double>::infinity() : 0x1p-460;
+        const double hi = negative ? -0x1p-460 : std::numeric_limits<double>::infinity();
+        const std::pair<std::uint64_t, std::uint64_t> counts =
+            negative ? std::make_pair(std::uint64_t(0), d.negative) : std::make_pair(d.nonpositive, d.pairs - d.nonpositive);
+        const auto counted = detail::counted_band(lo, hi, counts);
+        CHECK_FALSE(counted.ordered);
+        CHECK(counted.point.empty());
+        const auto full = detail::band_of(d, lo, hi, &counts);
+        detail::slope_band cache;
+        const auto& made = detail::ordered_band(d, counted, cache);
+        CHECK(&made == &cache);
+        CHECK(made.point == full.point);
+        CHECK(made.rank == full.rank);
+        CHECK(&detail::ordered_band(d, full, cache) == &full);  // an ordered band is itself
+        if (counted.size() == 0) continue;
+        detail::splitmix r1{static_cast<std::uint64_t>(it)}, r2{static_cast<std::uint64_t>(it)};
+        const auto a = detail::sample_band(d, counted, 64, r1), b = detail::sample_band(d, full, 64, r2);
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
+        for (const double v : a) CHECK((negative ? v < 0 : v > 0));  // the band's own sign
+    }
+}
