@@ -560,3 +560,36 @@ TEST_CASE("counted start bands: ordered when listed or sampled, as band_of with 
         for (const double v : a) CHECK((negative ? v < 0 : v > 0));  // the band's own sign
     }
 }
+
+TEST_CASE("b_ranks: exact key ties found inside key_order's near runs, as a check of every neighbour finds them") {
+    // thresholds equal to exact slopes: y = 0.5·x on some points (their keys
+    // at t = 0.5 tie exactly), others off the line; the ranks b_ranks gives
+    // with key_order's `near` must be those of comparing every neighbour
+    std::mt19937_64 g(4096);
+    for (int it = 0; it < 30; ++it) {
+        const std::size_t n = 40 + static_cast<std::size_t>(g() % 600);
+        std::vector<double> x(n), y(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = static_cast<double>(i);
+            y[i] = g() % 3 ? 0.5 * x[i] : 0.5 * x[i] + static_cast<double>(g() % 7) - 3.0;
+        }
+        const auto d = detail::slope_data_of(x.data(), y.data(), n);
+        std::vector<detail::exact_key> keys;
+        std::vector<std::uint8_t> near;
+        const auto by_b = detail::key_order(d, 0.5, keys, &near);
+        REQUIRE(near.size() == d.x.size());
+        std::vector<std::uint32_t> pos_of(d.x.size());
+        for (std::size_t p = 0; p < pos_of.size(); ++p) pos_of[p] = static_cast<std::uint32_t>(d.x.size() - 1 - p);
+        std::vector<std::uint32_t> got, want;
+        detail::b_ranks(by_b, keys, near, pos_of, got);
+        detail::b_ranks(by_b, keys, std::vector<std::uint8_t>(near.size(), 1), pos_of, want);
+        CHECK(got == want);
+        std::size_t tied = 0;  // the points on the line tie: each after the first is near
+        for (std::size_t p = 1; p < by_b.size(); ++p)
+            if (detail::compare_keys(keys[by_b[p]], keys[by_b[p - 1]]) == 0) {
+                CHECK(near[p] == 1);
+                ++tied;
+            }
+        CHECK(tied > n / 3);
+    }
+}
