@@ -8,8 +8,12 @@
 #include <tuple>
 #include <vector>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <logratio/logratio.hpp>
+
+#include "synthetic.hpp"
 
 namespace {
 
@@ -157,6 +161,86 @@ void exact_quantiles_bf16_ties(benchmark::State& st) {
     st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(values));
 }
 BENCHMARK(exact_quantiles_bf16_ties)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+#if LOGRATIO_PANEL_F32 && defined(__AVX512BW__) && defined(__AVX512VL__)
+// The parts of bench_panel's panel_with_quantiles/25/1 (same data: 2^25
+// float32 tokens of bench/synthetic.hpp, rows of 1024), for issue 41's
+// breakdown: the sample and its plan, the classification as a separate pass
+// over the view (the fused one runs per sequence inside the panel's loop:
+// its cost there is panel_with_quantiles - panel - sample - resolution), and
+// the resolution from one pass's counts. Registered only with
+// LOGRATIO_BENCH_BREAKDOWN=1 (bench/run.sh does not run them).
+struct breakdown_data {
+    logratio::paired_view<float, std::uint8_t> v;
+    logratio::detail::f32_interval_set set;
+    logratio::detail::f32_interval_counts cnt;
+    std::vector<float> t, r;
+};
+const breakdown_data& breakdown() {
+    static breakdown_data b = [] {
+        const auto& d = bench::synthetic(std::size_t(1) << 25);
+        breakdown_data x{logratio::padded(d.train, d.rollout, d.mask, d.train.size() / 1024, 1024), {}, {}, {}, {}};
+        double share = 0;
+        logratio::detail::plan_f32_intervals(logratio::detail::sample_f32_keys(x.v), logratio::default_delta_probs(),
+                                             logratio::default_abs_delta_probs(), x.set, share);
+        x.t.resize(d.train.size() + 64);
+        x.r.resize(d.train.size() + 64);
+        x.cnt.t = x.t.data();
+        x.cnt.r = x.r.data();
+        logratio::detail::count_intervals_avx512(x.v, 0, x.v.size(), false, x.set, x.cnt);
+        return x;
+    }();
+    return b;
+}
+void pwq_sample(benchmark::State& st) {
+    const auto& b = breakdown();
+    for (auto _ : st) {
+        logratio::detail::f32_interval_set set;
+        double share = 0;
+        const bool ok = logratio::detail::plan_f32_intervals(logratio::detail::sample_f32_keys(b.v),
+                                                             logratio::default_delta_probs(),
+                                                             logratio::default_abs_delta_probs(), set, share);
+        benchmark::DoNotOptimize(ok);
+        benchmark::DoNotOptimize(set);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * b.v.size()));
+    st.SetLabel("stored share " + std::to_string(double(b.cnt.used) / double(b.cnt.tokens)));
+}
+void pwq_classify_pass(benchmark::State& st) {
+    const auto& b = breakdown();
+    std::vector<float> t(b.v.size() + 64), r(b.v.size() + 64);
+    for (auto _ : st) {
+        logratio::detail::f32_interval_counts c;
+        c.t = t.data();
+        c.r = r.data();
+        logratio::detail::count_intervals_avx512(b.v, 0, b.v.size(), false, b.set, c);
+        benchmark::DoNotOptimize(c);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * b.v.size()));
+}
+void pwq_resolve(benchmark::State& st) {
+    const auto& b = breakdown();
+    const std::vector<const logratio::detail::f32_interval_counts*> parts{&b.cnt};
+    for (auto _ : st) {
+        std::vector<double> qd, qa;
+        const bool ok = logratio::detail::resolve_f32_intervals(b.set, parts, b.cnt.tokens,
+                                                                logratio::default_delta_probs(),
+                                                                logratio::default_abs_delta_probs(), qd, qa);
+        benchmark::DoNotOptimize(ok);
+        benchmark::DoNotOptimize(qd);
+    }
+    st.SetItemsProcessed(static_cast<std::int64_t>(st.iterations() * b.v.size()));
+    st.SetLabel("stored " + std::to_string(b.cnt.used));
+}
+const bool breakdown_registered = [] {
+    const char* e = std::getenv("LOGRATIO_BENCH_BREAKDOWN");
+    if (!e || std::string(e) != "1") return false;
+    benchmark::RegisterBenchmark("pwq_sample", pwq_sample)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pwq_classify_pass", pwq_classify_pass)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("pwq_resolve", pwq_resolve)->UseRealTime()->Unit(benchmark::kMillisecond);
+    return true;
+}();
+#endif
 
 }  // namespace
 

@@ -13,16 +13,11 @@
 #include <vector>
 
 #include "f32_intervals.hpp"
+#include "f32_stored_bins.hpp"
 #include "quantiles.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
 namespace detail {
-
-/// Buckets of the sample: the top 16 bits of a key. Delta keys (int32)
-/// shifted into [0, 65536) in value order; |delta| keys in [0, 32768).
-constexpr std::int64_t f32_key_half = 32768;
-inline std::size_t f32_delta_bucket(std::int32_t o) noexcept { return static_cast<std::size_t>((o >> 16) + f32_key_half); }
-inline std::size_t f32_abs_bucket(std::int32_t a) noexcept { return static_cast<std::size_t>(a >> 16); }
 
 /// The sample's bucket histograms of c = float32(t - r) over the masked-in
 /// tokens with finite log-probs, at `positions` (pairs of first, last).
@@ -96,48 +91,23 @@ inline bool plan_f32_intervals(const f32_key_sample& s, const std::vector<double
     return share <= 0.25;
 }
 
-/// One side's intervals as a bucket -> interval map (the intervals are
-/// whole buckets) and, per interval, 4096 bins of keys: bin (key - lo) >>
-/// shift. The resolution histograms the stored tokens' bins, then selects
-/// among the values of the bins that hold a rank only (an nth_element over
-/// a whole interval, 1-2% of the tokens, cost more than the counting pass).
-template <int N>
-struct f32_bins {
-    static constexpr std::size_t bins = 4096;
-    std::vector<std::uint8_t> slot;  // bucket -> interval + 1 (0: none)
-    // by slot: slot 0 is a dump bin (no branch on "inside an interval":
-    // about half the stored tokens are, unpredictably)
-    std::int32_t lo[N + 1];
-    int shift[N + 1];
-    std::vector<std::uint32_t> hist = std::vector<std::uint32_t>((N + 1) * bins, 0);  // [slot][bin]
-    std::vector<std::uint8_t> wanted = std::vector<std::uint8_t>((N + 1) * bins, 0);
-
-    f32_bins(const std::int32_t (&l)[N], const std::int32_t (&h)[N], std::size_t buckets, std::int64_t base)
-        : slot(buckets, 0) {
-        lo[0] = std::numeric_limits<std::int32_t>::min();
-        shift[0] = 20;  // slot 0's keys spread over its bins: one dump counter made a chain of increments
-        for (int j = 0; j < N; ++j) {
-            lo[j + 1] = l[j];
-            const std::uint64_t span = static_cast<std::uint64_t>(static_cast<std::int64_t>(h[j]) - l[j]);
-            shift[j + 1] = 0;
-            while ((span >> shift[j + 1]) >= bins) ++shift[j + 1];
-            for (std::int64_t k = l[j]; k < h[j]; k += 1 << 16)
-                slot[static_cast<std::size_t>((k - base) >> 16)] = static_cast<std::uint8_t>(j + 1);
-        }
-    }
-    /// The flat bin of a key of slot s ([s * bins, (s + 1) * bins); interval s - 1).
-    std::size_t bin(std::uint8_t s, std::int32_t key) const noexcept {
-        return static_cast<std::size_t>(s) * bins +
-               static_cast<std::size_t>(static_cast<std::uint64_t>(static_cast<std::int64_t>(key) - lo[s]) >> shift[s]);
-    }
-};
-
-/// Scans every part's stored tokens: fn(c, exact delta) for each.
-template <class F>
-void for_stored(const std::vector<const f32_interval_counts*>& parts, F&& fn) {
+/// The packed bins (stored_bin_pairs) of every part's stored tokens, in
+/// order, into u; fn(first, n) after each block of 1024 (still in L1).
+template <class Arch, int ND, int NA, class F>
+void stored_bins_of(const std::vector<const f32_interval_counts*>& parts, const f32_bins<ND>& bd,
+                    const f32_bins<NA>& ba, std::vector<std::uint32_t>& u, F&& fn) {
+    constexpr std::size_t block = 1024;
+    std::size_t total = 0;
+    for (const auto* p : parts) total += p->used;
+    u.resize(total);
+    std::size_t at = 0;
     for (const auto* p : parts)
-        for (std::size_t i = 0; i < p->used; ++i)
-            fn(p->t[i] - p->r[i], static_cast<double>(p->t[i]) - static_cast<double>(p->r[i]));
+        for (std::size_t b = 0; b < p->used; b += block) {
+            const std::size_t n = std::min(block, p->used - b);
+            stored_bin_pairs<Arch>(p->t + b, p->r + b, n, bd, ba, u.data() + at);
+            fn(u.data() + at, n);
+            at += n;
+        }
 }
 
 /// Where the ranks of one side lie: per rank its flat bin and its rank in
@@ -191,8 +161,10 @@ inline void select_located(const std::vector<std::pair<std::size_t, std::uint64_
 
 /// numpy's linear quantiles of delta (dprobs) and |delta| (aprobs) of the
 /// counted tokens into qd, qa; false when a rank fell outside its interval
-/// or the parts' token total is not `tokens`.
-inline bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<const f32_interval_counts*>& parts,
+/// or the parts' token total is not `tokens`. Arch: the lanes of the bins
+/// (stored_bin_pairs; scalar_bins: the one-token reference).
+template <class Arch = xsimd::default_arch>
+bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<const f32_interval_counts*>& parts,
                                   std::uint64_t tokens, const std::vector<double>& dprobs,
                                   const std::vector<double>& aprobs, std::vector<double>& qd, std::vector<double>& qa) {
     std::uint64_t ge_d[f32_delta_intervals] = {}, ge_a[f32_abs_intervals] = {}, n = 0;
@@ -204,10 +176,14 @@ inline bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<c
     if (n != tokens || n == 0) return false;
     f32_bins<f32_delta_intervals> bd(s.lo_d, s.hi_d, 2 * f32_key_half, -(f32_key_half << 16));
     f32_bins<f32_abs_intervals> ba(s.lo_a, s.hi_a, f32_key_half, 0);
-    for_stored(parts, [&](float c, double) {  // scan 1: the bins' histograms
-        const std::int32_t o = f32_order_key(c), a = f32_abs_key(c);
-        ++bd.hist[bd.bin(bd.slot[f32_delta_bucket(o)], o)];
-        ++ba.hist[ba.bin(ba.slot[f32_abs_bucket(a)], a)];
+    std::uint32_t* hd = bd.hist.data();
+    std::uint32_t* ha = ba.hist.data();
+    std::vector<std::uint32_t> u;  // the stored tokens' packed bins (scan 2 reads them)
+    stored_bins_of<Arch>(parts, bd, ba, u, [&](const std::uint32_t* w, std::size_t m) {
+        for (std::size_t i = 0; i < m; ++i) {  // scan 1: the bins' histograms
+            ++hd[w[i] & 0xffffu];
+            ++ha[w[i] >> 16];
+        }
     });
     const quantile_plan pd = plan_quantiles(n, dprobs, quantile_method::linear);
     const quantile_plan pa = plan_quantiles(n, aprobs, quantile_method::linear);
@@ -220,11 +196,15 @@ inline bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<c
         if (bd.wanted[b]) gi_d[b] = static_cast<std::int32_t>(got_d.size()), got_d.push_back({b, {}});
     for (std::size_t b = 0; b < ba.wanted.size(); ++b)
         if (ba.wanted[b]) gi_a[b] = static_cast<std::int32_t>(got_a.size()), got_a.push_back({b, {}});
-    for_stored(parts, [&](float c, double x) {
-        const std::int32_t o = f32_order_key(c), a = f32_abs_key(c);
-        if (const std::int32_t g = gi_d[bd.bin(bd.slot[f32_delta_bucket(o)], o)]; g >= 0) got_d[g].second.push_back(x);
-        if (const std::int32_t g = gi_a[ba.bin(ba.slot[f32_abs_bucket(a)], a)]; g >= 0) got_a[g].second.push_back(std::fabs(x));
-    });
+    std::size_t at = 0;
+    for (const auto* p : parts)
+        for (std::size_t i = 0; i < p->used; ++i, ++at) {
+            const std::int32_t gd = gi_d[u[at] & 0xffffu], ga = gi_a[u[at] >> 16];
+            if ((gd & ga) < 0) continue;  // both -1: neither bin wanted (most tokens)
+            const double x = static_cast<double>(p->t[i]) - static_cast<double>(p->r[i]);
+            if (gd >= 0) got_d[static_cast<std::size_t>(gd)].second.push_back(x);
+            if (ga >= 0) got_a[static_cast<std::size_t>(ga)].second.push_back(std::fabs(x));
+        }
     std::vector<double> sd, sa;
     select_located(at_d, got_d, sd);
     select_located(at_a, got_a, sa);

@@ -41,6 +41,12 @@ inline std::int32_t f32_abs_key(float c) noexcept {
     return b & 0x7fffffff;
 }
 
+/// Buckets of the sample: the top 16 bits of a key. Delta keys (int32)
+/// shifted into [0, 65536) in value order; |delta| keys in [0, 32768).
+constexpr std::int64_t f32_key_half = 32768;
+inline std::size_t f32_delta_bucket(std::int32_t o) noexcept { return static_cast<std::size_t>((o >> 16) + f32_key_half); }
+inline std::size_t f32_abs_bucket(std::int32_t a) noexcept { return static_cast<std::size_t>(a >> 16); }
+
 /// The intervals, in keys (from the sample: panel_quantiles.hpp).
 struct f32_interval_set {
     std::int32_t lo_d[f32_delta_intervals], hi_d[f32_delta_intervals];
