@@ -20,6 +20,9 @@
 #include "trackers/run_builder.hpp"
 #include "trackers/trl_state.hpp"
 #include "trackers/wandb_history.hpp"
+#ifdef LOGRATIO_TEST_HAVE_SIMDJSON
+#include "trackers/json_ondemand.hpp"
+#endif
 
 namespace {
 
@@ -135,6 +138,53 @@ TEST_CASE("JSON Lines: errors are json_scanner's, naming file and line, on eithe
     same_both_ways(deep_array);
 }
 
+TEST_CASE("JSON Lines: a key filter skips the other keys' numbers, with the same values, unread keys and errors") {
+    // W&B keys, nested keys, a verl data dict; numbers of every shape the skip checks
+    const std::string w = R"({"_step": 0, "_runtime": 1.5, "_timestamp": 17.25, "a": 0.5, "z": 0.00045183232059956533, )"
+                          R"("y": -1.5e-07, "x": {"y": 2.5, "q": 3}, "n": 12345678901234567890123, "t": "s", "u": null})"
+                          "\n"
+                          R"({"_step": 1, "_runtime": 2.5, "_timestamp": 18.25, "a": 0.25, "z": 0, "y": -0, )"
+                          R"("x": {"y": 1E+2, "q": 4e-5}, "n": 1, "t": "s", "u": 1})" "\n";
+    const std::string verl = R"({"step": 1, "data": {"a": 1.5, "b": 2.5, "c": {"d": 3}}})" "\n"
+                             R"({"step": 2, "data": {"a": 0.001, "b": 0.5, "c": {"d": 4}}})" "\n";
+    for (const auto& keys : {tr::key_filter({"a"}), tr::key_filter({"x/y"}), tr::key_filter({"nothing"}),
+                             tr::key_filter({"a", "c/d"})}) {
+        same_both_ways(w, keys);
+        same_both_ways(verl, keys);
+    }
+    const std::string kept = said(w, tr::json_lines_parser::fastest, tr::key_filter({"a"}));
+    CHECK(kept.find(" a: 0=" + std::to_string(bits(0.5))) != std::string::npos);
+    CHECK(kept.find(" unread z\n") != std::string::npos);
+    CHECK(kept.find(" unread x/q\n") != std::string::npos);
+    // a bad number under a key the filter does not keep is still the error it was
+    for (const char* bad : {"01", "1e400", "1.", "-", "1e", "1e+", ".5", "1.5e5x", "0x10", "+1", "1..2"}) {
+        const std::string t = std::string(R"({"_step": 0, "a": 1, "z": )") + bad + "}\n";
+        same_both_ways(t, tr::key_filter({"a"}));
+        CHECK_MESSAGE(said(t, tr::json_lines_parser::fastest, tr::key_filter({"a"})).rfind("error t.jsonl", 0) == 0, bad);
+    }
+}
+
+#ifdef LOGRATIO_TEST_HAVE_SIMDJSON
+TEST_CASE("od: plain_number_token is json_scanner's number grammar (short, finite); long_significand counts significant digits") {
+    namespace od = tr::od;
+    const auto token = [](const char* t) {  // 32 readable bytes after the token, as simdjson's padding gives
+        static std::string buf;
+        buf = std::string(t) + std::string(40, ' ');
+        return od::plain_number_token(std::string_view(buf.data(), std::strlen(t)));
+    };
+    for (const char* t : {"0", "-0", "1", "12", "0.5", "-0.5", "1e5", "1E+5", "1e-05", "12.5e99", "0.00045183232059956533",
+                          "-1234567890.1234567890123456789", "7"})
+        CHECK_MESSAGE(token(t), t);
+    for (const char* t : {"", "-", "01", "-01", "1.", ".5", "1e", "1e+", "1e100", "1e+100", "1.5e5x", "+1", "1..2",
+                          "1.2.3", "1e5e5", "0x10", "1 2", "--1", "1-", "123456789012345678901234567890123"})
+        CHECK_MESSAGE(!token(t), t);
+    CHECK(!od::long_significand("0.00045183232059956533"));  // 17 significant digits (20 with the zeros)
+    CHECK(!od::long_significand("-0.000000000001234567890123456789e-5"));
+    CHECK(od::long_significand("0.62012004852294987792"));  // 20: simdjson 3.0.1 misreads it
+    CHECK(od::long_significand("100000000000000000000"));
+}
+#endif
+
 TEST_CASE("JSON Lines: a record near the end of the text (no padding after it) and a long one") {
     std::string t;
     for (int s = 0; s < 50; ++s) t += "{\"_step\": " + std::to_string(s) + ", \"a\": " + std::to_string(s * 0.1) + "}\n";
@@ -231,6 +281,62 @@ TEST_CASE("W&B history table: plain-number cells and the general path read the s
     }
     CHECK(pts[0].value == 0.5);
     CHECK(std::isinf(pts[8].value));
+}
+
+TEST_CASE("W&B history table: the columns a key filter keeps, parsed alone, read as the whole table does") {
+    const tr::key_filter keys({"m", "train/step"});
+    const auto whole_and_kept = [&](const std::string& csv) {
+        std::string a, b;
+        const auto read = [&](logratio_cli::text_table t) {
+            try {
+                std::string s;
+                const auto set = tr::read_wandb_history_table(t, keys);
+                for (const auto& n : set.notes) s += "note " + n + "\n";
+                for (const auto& r : set.runs) {
+                    s += "run " + r.name + "\n";
+                    for (const auto& u : r.unread) s += " unread " + u + "\n";
+                    for (const auto& [k, pts] : r.metrics)
+                        for (const auto& pt : pts)
+                            s += " " + k + " " + std::to_string(pt.step) + "=" + std::to_string(bits(pt.value)) + "@" +
+                                 std::to_string(bits(pt.wall_time)) + "\n";
+                }
+                return s;
+            } catch (const std::exception& e) {
+                return std::string("error ") + e.what();
+            }
+        };
+        const auto parsed = [&](bool kept) {
+            try {
+                return read(kept ? logratio_cli::parse_csv(std::string(csv), "h.csv", tr::wandb_history_column_kept, &keys)
+                                 : logratio_cli::parse_csv(csv, "h.csv"));
+            } catch (const std::exception& e) {
+                return std::string("error ") + e.what();
+            }
+        };
+        a = parsed(false);
+        b = parsed(true);
+        CHECK_MESSAGE(a == b, csv);
+        return b;
+    };
+    const std::string one = ",_step,_runtime,_timestamp,train/step,m,other,\"q,x\"\n"
+                            "0,0,1.5,17.5,1,0.5,9,\"a,\"\"b\"\n"
+                            "1,1,2.5,18.5,2,,abc,c\n\n"
+                            "2,2,3.5,19.5,3,0.25,\"{\"\"x\"\": 1}\",\"multi\nline\"\n";
+    const std::string said = whole_and_kept(one);
+    CHECK(said.find(" m 2=" + std::to_string(bits(0.25))) != std::string::npos);
+    CHECK(said.find(" unread other\n") != std::string::npos);
+    CHECK(said.find(" unread q,x\n") != std::string::npos);
+    CHECK(said.find("_runtime") == std::string::npos);  // not a metric, as in the whole table
+    // several runs (a run_id column); errors in dropped columns are the whole table's
+    whole_and_kept("_step,run_id,m,z\n0,a,1,2\n0,b,3,4\n1,a,5,6\n");
+    for (const char* bad : {"_step,m,z\n0,1,2,3\n", "_step,m,z\n0,1,\"2\n", "_step,m,z\n0,1,2\"x\n",
+                            "_step,m,z\n0,1,\"2\"x\n", "_step,m,m\n0,1,2\n", "_step,m,z\n0,1,2\n0,2,2\n"})
+        CHECK(whole_and_kept(bad).rfind("error h.csv", 0) == 0);
+    const auto t = logratio_cli::parse_csv(std::string(one), "h.csv", tr::wandb_history_column_kept, &keys);
+    CHECK(t.columns == std::vector<std::string>{"_step", "_timestamp", "train/step", "m"});
+    CHECK(t.dropped == std::vector<std::string>{"", "_runtime", "other", "q,x"});
+    CHECK(t.row_count() == 3);
+    CHECK(t.cell(2, 3) == "0.25");
 }
 
 TEST_CASE("run_builder: points out of order sorted, duplicates kept once or named with both lines") {

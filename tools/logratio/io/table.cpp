@@ -36,6 +36,7 @@ void text_table::take(text_table& o) noexcept {
     storage = std::move(o.storage);
     cells = std::move(o.cells);
     line = std::move(o.line);
+    dropped = std::move(o.dropped);
     if (storage.data() == from) return;  // the buffer moved with the string (any but a short one)
     for (auto& c : cells)
         if (c.data() >= from && c.data() <= from + size)  // (a JSON Lines table's absent cells point nowhere)
@@ -83,7 +84,30 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
 
 text_table parse_csv(const std::string& text, const std::string& path) { return parse_csv(std::string(text), path); }
 
-text_table parse_csv(std::string&& text, const std::string& path) {
+text_table parse_csv(std::string&& text, const std::string& path) { return parse_csv(std::move(text), path, nullptr, nullptr); }
+
+namespace {
+
+/// The header's columns into `t` (those `keep` keeps; every one without
+/// it) and, per column, whether its cells are stored (empty: all).
+std::vector<char> kept_columns(text_table& t, const std::vector<std::string_view>& header, csv_columns keep,
+                               const void* context) {
+    std::vector<char> kept;
+    if (!keep) {
+        t.columns.assign(header.begin(), header.end());
+        return kept;
+    }
+    for (const auto h : header) {
+        std::string name(h);
+        kept.push_back(keep(name, context));
+        (kept.back() ? t.columns : t.dropped).push_back(std::move(name));
+    }
+    return kept;
+}
+
+}  // namespace
+
+text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context) {
     using logratio::format_error;
     using logratio::detail::concat;
     text_table t;
@@ -92,6 +116,7 @@ text_table parse_csv(std::string&& text, const std::string& path) {
     char* p = t.storage.data();
     char* const end = p + t.storage.size();
     std::vector<std::string_view> header;
+    std::vector<char> kept;  // per column: stored (empty: every column)
     std::size_t line = 1;
     bool in_header = true;
     while (p < end) {
@@ -99,24 +124,27 @@ text_table parse_csv(std::string&& text, const std::string& path) {
         // the fields go straight to t.cells (the header's to `header`)
         std::vector<std::string_view>& rec = in_header ? header : t.cells;
         const std::size_t first = rec.size();
-        bool quoted = false, any_quoted = false;
-        for (;;) {
-            rec.push_back(csv_field(p, end, line, quoted, path));
+        bool quoted = false, any_quoted = false, last_empty = false;
+        std::size_t fields = 0;
+        for (;; ++fields) {
+            const std::string_view f = csv_field(p, end, line, quoted, path);
+            if (in_header || kept.empty() || (fields < kept.size() && kept[fields])) rec.push_back(f);
+            last_empty = f.empty();
             any_quoted = any_quoted || quoted;
             if (p == end || *p == '\n') break;
             ++p;  // ','
         }
+        ++fields;
         if (p < end) {  // the '\n' ending the record
             ++p;
             ++line;
         }
-        const std::size_t fields = rec.size() - first;
-        if (fields == 1 && rec.back().empty() && !any_quoted) {  // a blank line
-            rec.pop_back();
+        if (fields == 1 && last_empty && !any_quoted) {  // a blank line
+            rec.resize(first);
             continue;
         }
         if (in_header) {
-            t.columns.assign(header.begin(), header.end());
+            kept = kept_columns(t, header, keep, context);
             in_header = false;
             // room for every row at once: at most one per line left (quoted
             // newlines and blank lines only make it more than needed); the
@@ -124,20 +152,19 @@ text_table parse_csv(std::string&& text, const std::string& path) {
             // rows of varying length, and the one reallocation it then made
             // (copying every cell's view) was a tenth of the time
             const auto rows = static_cast<std::size_t>(std::count(static_cast<const char*>(p), static_cast<const char*>(end), '\n')) + 1;
-            t.cells.reserve(rows * fields);
+            t.cells.reserve(rows * t.columns.size());
             t.line.reserve(rows);
             continue;
         }
-        if (fields != t.columns.size())
-            throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ",
-                                      t.columns.size()));
+        if (fields != header.size())
+            throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ", header.size()));
         t.line.push_back(rec_line);
     }
     if (in_header) throw format_error(path + ": empty table (no header line)");
-    for (std::size_t i = 0; i < t.columns.size(); ++i)
+    for (std::size_t i = 0; i < header.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
-            if (t.columns[i] == t.columns[j] && !t.columns[i].empty())
-                throw format_error(concat(path, ": duplicate column '", t.columns[i], "' in the header"));
+            if (header[i] == header[j] && !header[i].empty())
+                throw format_error(concat(path, ": duplicate column '", header[i], "' in the header"));
     return t;
 }
 

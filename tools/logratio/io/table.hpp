@@ -33,6 +33,9 @@ struct text_table {
     std::string storage;  ///< a string: parse_csv takes the file's text over instead of copying it
     std::vector<std::string_view> cells;
     std::vector<std::size_t> line;
+    /// Columns of the file parse_csv was told not to keep (csv_columns):
+    /// their cells were scanned, not stored; `columns` holds the others.
+    std::vector<std::string> dropped;
 
     text_table() = default;
     text_table(text_table&& o) noexcept { take(o); }
@@ -59,6 +62,12 @@ private:
 text_table parse_csv(const std::string& text, const std::string& path);
 /// The same, the table keeping `text`'s buffer (no copy of the file).
 text_table parse_csv(std::string&& text, const std::string& path);
+/// Which columns of a CSV a reader keeps (by header name); the others'
+/// cells are scanned (the same errors) but not stored: `logratio runs
+/// --metric M` of a W&B history stores a few columns of tens to hundreds.
+using csv_columns = bool (*)(const std::string& column, const void* context);
+/// parse_csv keeping the columns `keep(name, context)` says (text_table::dropped: the rest).
+text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context);
 
 /// JSON Lines: one object per line, keys are columns (union over all lines,
 /// in order of first appearance); null or absent = missing.

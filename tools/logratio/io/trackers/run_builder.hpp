@@ -58,6 +58,8 @@ public:
     /// Whether the reader should read `metric`'s values; a metric it should
     /// not is remembered by name (run_history::unread).
     bool wants(const std::string& metric);
+    /// Whether every metric is read (no key filter, or one keeping all).
+    bool keeps_all() const { return !keys_ || keys_->keeps_all(); }
 
     /// `line` is where the point was read (a line number, or 0 when the
     /// format has none: the message then names `file` only).

@@ -38,6 +38,13 @@ inline bool plain_number(std::string_view cell, double& x) {
 
 }  // namespace
 
+bool wandb_history_column_kept(const std::string& column, const void* keys) {
+    static const char* const always[] = {"_step", "_timestamp", "run_id", "run", "name"};
+    for (const char* a : always)
+        if (column == a) return true;
+    return static_cast<const key_filter*>(keys)->keeps(column);
+}
+
 history_set read_wandb_history_table(const text_table& t, const key_filter& keys) {
     using logratio::detail::concat;
     const auto sc = t.column("_step");
@@ -50,6 +57,9 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
         if (c == *sc || (rc && c == *rc) || n == "_runtime" || n == "_timestamp" || is_pandas_index_column(n)) continue;
         metric_cols.push_back(c);
     }
+    std::vector<const std::string*> unparsed;  // metric columns parse_csv dropped (wandb_history_columns)
+    for (const auto& n : t.dropped)
+        if (n != "_runtime" && !is_pandas_index_column(n)) unparsed.push_back(&n);
     std::map<std::string, run_builder> runs;
     std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column read
     std::set<std::string> skipped;
@@ -66,6 +76,7 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
             auto& cache = series_of[name];
             for (const auto c : metric_cols)
                 cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
+            for (const auto* n : unparsed) it->second.wants(*n);  // false: noted as unread
             // one run: at most a point per row in each series
             const std::size_t wanted = cache.size() - static_cast<std::size_t>(std::count(cache.begin(), cache.end(), nullptr));
             if (!rc && t.row_count() * wanted <= run_builder::reserve_limit)
