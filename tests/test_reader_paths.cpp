@@ -164,6 +164,62 @@ TEST_CASE("JSON Lines: a key filter skips the other keys' numbers, with the same
     }
 }
 
+TEST_CASE("JSON Lines: a repeated key reads the same on both paths, with and without a key filter") {
+    // (fuzz/regressions/json_history/repeated_keys_key_filter.bin: under a filter the
+    // skipped first "data" (a number) hid from the step choice, which then found the second,
+    // an object, and read a verl record where json_scanner read a W&B one)
+    const std::vector<tr::key_filter> filters = {tr::key_filter(), tr::key_filter({"a"}), tr::key_filter({"x/y"}),
+                                                 tr::key_filter({"nothing"}), tr::key_filter({"a", "b"})};
+    const std::vector<std::string> texts = {
+        // metric keys twice (wanted or not by each filter): equal values, different values
+        "{\"_step\": 0, \"a\": 1, \"b\": 2, \"a\": 1}\n{\"_step\": 1, \"a\": 2, \"b\": 3, \"b\": 3}\n",
+        "{\"_step\": 0, \"a\": 1, \"a\": 2}\n",
+        "{\"_step\": 0, \"b\": 1, \"b\": 2, \"a\": 5}\n",
+        // nested: inside one object, the object twice, a flattened key equal to a nested one
+        "{\"_step\": 0, \"x\": {\"y\": 1, \"q\": 2, \"y\": 1, \"q\": 3}}\n",
+        "{\"_step\": 0, \"x\": {\"y\": 1}, \"a\": 1, \"x\": {\"y\": 2}}\n",
+        "{\"_step\": 0, \"x/y\": 1, \"x\": {\"y\": 1}}\n",
+        "{\"step\": 1, \"data\": {\"a\": 1, \"b\": 2, \"a\": 1, \"b\": 5}}\n",
+        "{\"step\": 1, \"data\": {\"x\": {\"y\": 1, \"y\": 4}, \"a\": 0.5}}\n",
+        // a key that places the record twice: an error naming line and key
+        "{\"_step\": 0, \"a\": 1, \"_step\": 1}\n",
+        "{\"step\": 1, \"data\": 1, \"data\": {\"a\": 1}}\n",
+        "{\"step\": 1, \"data\": {\"a\": 1}, \"data\": 2}\n",
+        "{\"_step\": 0, \"run_id\": 5, \"run_id\": \"r\", \"a\": 1}\n",
+        "{\"_step\": 0, \"_timestamp\": 1, \"a\": 1, \"_timestamp\": 2}\n",
+        "{\"_step\": 0, \"name\": \"n\", \"b\": 1, \"name\": \"m\"}\n",
+        "{\"_step\": 0, \"x\": {\"_step\": 1, \"data\": 2, \"data\": 3}, \"a\": 1}\n",  // nested: not the record's
+        // an escaped key equal to another key (simdjson's path hands such a line to json_scanner)
+        "{\"step\": 1, \"st\\u0065p\": 2}\n",
+        "{\"_step\": 0, \"\\u0061\": 1, \"a\": 2}\n",
+        "{\"_step\": 0, \"b\": 1, \"\\u0062\": 1, \"a\": 1}\n",
+        // Python's NaN tokens and bad numbers beside a repeated key; the first error is the first line's
+        "{\"_step\": 0, \"a\": 1, \"b\": NaN, \"b\": NaN, \"b\": Infinity}\n",
+        "{\"_step\": 0, \"a\": 1}\n{\"_step\": 1, \"b\": 01, \"data\": 1, \"data\": 2}\n",
+        "{\"_step\": 0, \"data\": 1, \"data\": 2}\n{\"_step\": 1, \"b\": 01}\n",
+        "{\"_step\": 0, \"a\": 1, \"a\": 2}\n{\"_step\": 1, \"b\": 1e400}\n",
+    };
+    for (const auto& t : texts)
+        for (const auto& keys : filters) same_both_ways(t, keys);
+    const auto fast = [](const std::string& t, const tr::key_filter& k) { return said(t, tr::json_lines_parser::fastest, k); };
+    const tr::key_filter only_a({"a"}), nothing({"nothing"}), x_y({"x/y"});
+    CHECK(fast(texts[9], only_a) == "error t.jsonl: line 1: key 'data' appears twice in the record");
+    CHECK(fast(texts[9], tr::key_filter()) == "error t.jsonl: line 1: key 'data' appears twice in the record");
+    CHECK(fast(texts[8], nothing) == "error t.jsonl: line 1: key '_step' appears twice in the record");
+    CHECK(fast(texts[11], only_a) == "error t.jsonl: line 1: key 'run_id' appears twice in the record");
+    CHECK(fast(texts[15], only_a) == "error t.jsonl: line 1: key 'step' appears twice in the record");
+    // a repeated metric: two points at one step (run_builder: equal kept once, else an error naming both lines)
+    CHECK(fast(texts[0], only_a).find(" a: 0=" + std::to_string(bits(1.0)) + "@") != std::string::npos);
+    CHECK(fast(texts[1], only_a).find("line 1: run 't', metric 'a', step 0: 2 here but 1 on line 1") != std::string::npos);
+    CHECK(fast(texts[1], nothing).find(" unread a\n") != std::string::npos);  // not read: no conflict
+    CHECK(fast(texts[2], only_a).find(" unread b\n") != std::string::npos);
+    CHECK(fast(texts[4], x_y).find("metric 'x/y', step 0: 2 here but 1") != std::string::npos);
+    CHECK(fast(texts[4], only_a).find(" a: 0=" + std::to_string(bits(1.0)) + "@") != std::string::npos);
+    CHECK(fast(texts[14], only_a).find(" a: 0=" + std::to_string(bits(1.0)) + "@") != std::string::npos);
+    CHECK(fast(texts[20], only_a).rfind("error t.jsonl: line 1: key 'data' appears twice", 0) == 0);
+    CHECK(fast(texts[19], only_a).find("line 2: ") != std::string::npos);
+}
+
 #ifdef LOGRATIO_TEST_HAVE_SIMDJSON
 TEST_CASE("od: plain_number_token is json_scanner's number grammar (short, finite); long_significand counts significant digits") {
     namespace od = tr::od;

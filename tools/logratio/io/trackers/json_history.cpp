@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -155,6 +156,34 @@ struct json_records_reader {
         }
     }
 
+    /// The record's own keys that place it: its step, time, run and verl
+    /// data dict. A JSON object may repeat a name, and readers then differ
+    /// (Python's json keeps the last, a lookup finds the first); W&B and verl
+    /// write each once, so one of these twice in a record is an error, on
+    /// both paths (repeated_placing_key), and the key filter never skips
+    /// them (skip_number: a skipped entry has no key to be found by).
+    static constexpr std::string_view placing_keys[] = {"_step", "step", "_timestamp", "data", "run_id", "run", "name"};
+    static bool places_record(std::string_view key) {
+        for (const std::string_view p : placing_keys)
+            if (key == p) return true;
+        return false;
+    }
+    /// The first placing key met twice among the record's top-level entries,
+    /// or null. (A metric key met twice is two points at the record's step:
+    /// run_builder keeps equal ones once and names both lines otherwise.)
+    const std::string_view* repeated_placing_key() const {
+        unsigned seen = 0;
+        for (std::size_t i = 0; i < used; ++i) {
+            const json_entry& e = entries[i];
+            if (!e.top || e.kind == json_entry::skipped || e.key.size() > 10) continue;
+            for (unsigned p = 0; p < std::size(placing_keys); ++p) {
+                if (e.key != placing_keys[p]) continue;
+                if (seen & 1u << p) return &placing_keys[p];
+                seen |= 1u << p;
+            }
+        }
+        return nullptr;
+    }
     /// (string_view keys: a size compare first, no strlen; the const char*
     /// compares were a tenth of a W&B JSON Lines read)
     const json_entry* top_entry(std::string_view key) const {
@@ -291,14 +320,14 @@ struct json_records_reader {
             w.top = top;
             w.noted = nullptr;
             const std::string_view f = w.key;
-            w.needed = (top && (f == "_step" || f == "step" || f == "_timestamp")) || keys->keeps(f) ||
+            w.needed = (top && places_record(f)) || keys->keeps(f) ||
                        (!top && f.size() > 5 && f.compare(0, 5, "data/") == 0 && keys->keeps(f.substr(5)));
         }
         od::sj::json_type t;
         if (w.needed || v.type().get(t) || t != od::sj::json_type::number || !od::skipped_number(v, '}')) return false;
         if (used == entries.size()) entries.emplace_back();
         json_entry& e = entries[used++];
-        e.key.clear();  // top_entry never finds it (it is no step, time, run or data key)
+        e.key.clear();  // top_entry never finds it (it is no placing key: places_record)
         e.kind = json_entry::skipped;
         e.top = top;
         return true;
@@ -371,6 +400,8 @@ struct json_records_reader {
     /// The entries of the record just read go to their run at its step.
     template <class Place>
     void add_record(const Place& place, std::size_t line) {
+        if (const auto* k = repeated_placing_key())
+            throw logratio::format_error(place() + ": key '" + std::string(*k) + "' appears twice in the record");
         const json_entry* data = top_entry("data");
         std::string_view step_key;
         std::string sname;
