@@ -234,10 +234,44 @@ TEST_CASE("od: plain_number_token is json_scanner's number grammar (short, finit
     for (const char* t : {"", "-", "01", "-01", "1.", ".5", "1e", "1e+", "1e100", "1e+100", "1.5e5x", "+1", "1..2",
                           "1.2.3", "1e5e5", "0x10", "1 2", "--1", "1-", "123456789012345678901234567890123"})
         CHECK_MESSAGE(!token(t), t);
-    CHECK(!od::long_significand("0.00045183232059956533"));  // 17 significant digits (20 with the zeros)
-    CHECK(!od::long_significand("-0.000000000001234567890123456789e-5"));
-    CHECK(od::long_significand("0.62012004852294987792"));  // 20: simdjson 3.0.1 misreads it
-    CHECK(od::long_significand("100000000000000000000"));
+    const auto long_sig = [](const std::string& t) {  // padded as token's
+        static std::string buf;
+        buf = t + std::string(40, ' ');
+        return od::long_significand(std::string_view(buf.data(), t.size()));
+    };
+    CHECK(!long_sig("0.00045183232059956533"));  // 17 significant digits (20 with the zeros)
+    CHECK(!long_sig("-0.000000000001234567890123456789e-5"));
+    CHECK(long_sig("0.62012004852294987792"));  // 20: simdjson 3.0.1 misreads it
+    CHECK(long_sig("100000000000000000000"));
+    CHECK(long_sig("1.0000000000000000000e5"));
+    CHECK(!long_sig("1.000000000000000000E50000000"));  // 19 before the exponent
+    CHECK(!long_sig("0.0000000000000000000000000000000"));  // no significant digit (32 bytes)
+    CHECK(long_sig("0.0000000001234567890123456789012"));
+    CHECK(long_sig("-0.00000000000000012345678901234567890"));  // past 32 bytes: the byte loop
+    CHECK(!long_sig("-0.0000000000000001234567890123456789"));
+    // the mask path against the rule counted byte by byte, on random tokens of 20-32 bytes
+    const auto counted = [](const std::string& t) {
+        int digits = 0;
+        bool significant = false;
+        for (const char c : t) {
+            if (c == 'e' || c == 'E') break;
+            significant = significant || (c >= '1' && c <= '9');
+            digits += significant && c >= '0' && c <= '9';
+        }
+        return digits > 19;
+    };
+    std::uint64_t seed = 12345;
+    const auto next = [&] { return seed = seed * 6364136223846793005ULL + 1442695040888963407ULL, seed >> 33; };
+    const char alphabet[] = "0000000123456789.-eE+";
+    std::size_t mismatches = 0, long_ones = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string t(20 + next() % 13, '0');
+        for (auto& c : t) c = alphabet[next() % (sizeof alphabet - 1)];
+        if (long_sig(t) != counted(t)) ++mismatches;
+        long_ones += counted(t);
+    }
+    CHECK(mismatches == 0);
+    CHECK(long_ones > 1000);  // both answers are met
 }
 #endif
 
