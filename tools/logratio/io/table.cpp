@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -34,6 +35,7 @@ void text_table::take(text_table& o) noexcept {
     path = std::move(o.path);
     columns = std::move(o.columns);
     storage = std::move(o.storage);
+    mapping = std::move(o.mapping);  // its pages stay where they are
     cells = std::move(o.cells);
     line = std::move(o.line);
     dropped = std::move(o.dropped);
@@ -107,14 +109,12 @@ std::vector<char> kept_columns(text_table& t, const std::vector<std::string_view
 
 }  // namespace
 
-text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context) {
+namespace {
+/// parse_csv of the bytes [p, end) (t's storage or mapping) into `t`.
+void parse_csv_bytes(text_table& t, char* p, char* const end, csv_columns keep, const void* context) {
     using logratio::format_error;
     using logratio::detail::concat;
-    text_table t;
-    t.path = path;
-    t.storage = std::move(text);
-    char* p = t.storage.data();
-    char* const end = p + t.storage.size();
+    const std::string& path = t.path;
     std::vector<std::string_view> header;
     std::vector<char> kept;  // per column: stored (empty: every column)
     std::size_t line = 1;
@@ -165,6 +165,31 @@ text_table parse_csv(std::string&& text, const std::string& path, csv_columns ke
         for (std::size_t j = 0; j < i; ++j)
             if (header[i] == header[j] && !header[i].empty())
                 throw format_error(concat(path, ": duplicate column '", header[i], "' in the header"));
+}
+}  // namespace
+
+text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context) {
+    text_table t;
+    t.path = path;
+    t.storage = std::move(text);
+    parse_csv_bytes(t, t.storage.data(), t.storage.data() + t.storage.size(), keep, context);
+    return t;
+}
+
+text_table read_csv_file(const std::string& path, csv_columns keep, const void* context) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || ec || std::filesystem::file_size(path, ec) == 0 || ec) {
+        std::string text = read_text_file(path);
+        if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+        return parse_csv(std::move(text), path, keep, context);
+    }
+    text_table t;
+    t.path = path;
+    t.mapping = std::make_unique<mapped_file>(path, true);
+    char* p = t.mapping->mutable_data();
+    char* const end = p + t.mapping->size();
+    if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+    parse_csv_bytes(t, p, end, keep, context);
     return t;
 }
 
