@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
 #include "table.hpp"
@@ -480,4 +482,53 @@ TEST_CASE("JSON Lines / TRL: Python's NaN mid-batch, numbers at the edges of dou
     CHECK(std::isinf(trl.runs[0].metrics.at("grad_norm")[0].value));
     CHECK(trl.runs[0].attributes.at("trial_name") == "t\xC3\xA9");
     std::filesystem::remove_all(dir.parent_path().parent_path());
+}
+
+TEST_CASE("read_csv_file: the mapped file parses as parse_csv of its text; quotes unescaped in the pages, not the file") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("lr_read_csv_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto written = [&](const std::string& name, const std::string& text) {
+        const std::string p = (dir / name).string();
+        std::ofstream(p, std::ios::binary) << text;
+        return p;
+    };
+    const auto table_text = [](const logratio_cli::text_table& t) {
+        std::string s;
+        for (const auto& c : t.columns) s += c + "|";
+        for (std::size_t i = 0; i < t.row_count(); ++i) {
+            s += "\n" + std::to_string(t.line[i]) + ":";
+            for (std::size_t c = 0; c < t.columns.size(); ++c) s += std::string(t.cell(i, c)) + "|";
+        }
+        for (const auto& d : t.dropped) s += "\ndropped " + d;
+        return s;
+    };
+    std::string page_sized = "a,b\n";  // a file of exactly one page, no newline at its end
+    while (page_sized.size() < 4096 - 4) page_sized += "1,2\n";
+    page_sized += std::string(4096 - page_sized.size() - 2, '3') + ",4";
+    const std::vector<std::string> texts = {
+        "\xEF\xBB\xBF" "a,\"b \"\"q\"\"\"\n1,\"x,\"\"y\"\"\nz\"\n\n2,3",  // BOM, escapes, a quoted newline
+        "_step,loss,acc\r\n0,0.5,\r\n1,,0.25\r\n",
+        page_sized,
+    };
+    const auto keep_loss = [](const std::string& c, const void*) { return c == "_step" || c == "loss"; };
+    for (const auto& text : texts) {
+        const std::string p = written("t.csv", text);
+        std::string stripped = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? text.substr(3) : text;
+        CHECK(table_text(logratio_cli::read_csv_file(p)) == table_text(logratio_cli::parse_csv(std::string(stripped), p)));
+        CHECK(table_text(logratio_cli::read_csv_file(p, keep_loss, nullptr)) ==
+              table_text(logratio_cli::parse_csv(std::string(stripped), p, keep_loss, nullptr)));
+        CHECK(logratio_cli::read_text_file(p) == text);  // copy-on-write: the file is as it was
+    }
+    const auto t = logratio_cli::read_csv_file(written("q.csv", texts[0]));
+    CHECK(t.cell(0, 1) == "x,\"y\"\nz");
+    CHECK(t.columns[1] == "b \"q\"");
+    const auto moved = logratio_cli::text_table(logratio_cli::read_csv_file(written("m.csv", "a\n7\n")));
+    CHECK(moved.cell(0, 0) == "7");
+    // errors as parse_csv's; an empty file as parse_csv of ""
+    const std::string short_row = written("s.csv", "a,b\n1\n");
+    CHECK_THROWS_WITH(logratio_cli::read_csv_file(short_row), (short_row + ": line 2 has 1 fields, the header has 2").c_str());
+    const std::string empty = written("e.csv", "");
+    CHECK_THROWS_WITH(logratio_cli::read_csv_file(empty), (empty + ": empty table (no header line)").c_str());
+    fs::remove_all(dir);
 }
