@@ -437,6 +437,7 @@ struct json_records_reader {
         if (const auto* t = top_entry("_timestamp"))
             if (const auto w = number_of(*t)) wall = *w;
         const bool data_is_media = data && data->kind == json_entry::media;
+        const std::uint64_t where = it->second.where_of(path, line);
         for (std::size_t i = 0; i < used; ++i) {
             const json_entry& e = entries[i];
             std::string_view k = e.kind == json_entry::skipped ? std::string_view(walk_slots[i].key) : e.key;
@@ -449,21 +450,22 @@ struct json_records_reader {
             } else if (in_data && data_is_media) {
                 continue;  // inside a top-level media object named data
             }
-            add_entry(it->second, e, i, k, step, wall, line, verl);
+            add_entry(it->second, e, i, k, step, wall, where, verl);
         }
     }
 
     /// null is "not logged" in a W&B record, but a point in a verl data
     /// dict: verl's file logger writes with orjson, which writes NaN and
     /// +-Infinity as null (counted for a note: which one it was is lost).
+    /// `where`: the record's file and line, packed once (run_builder::where_of).
     void add_entry(run_builder& b, const json_entry& e, std::size_t i, std::string_view key, std::int64_t step,
-                   double wall, std::size_t line, bool verl) {
+                   double wall, std::uint64_t where, bool verl) {
         switch (e.kind) {
         case json_entry::null:
             if (!verl) return;
             if (auto* s = series_of(b, i, key)) {
                 ++verl_nulls;
-                b.add(*s, step, std::numeric_limits<double>::quiet_NaN(), wall, path, line);
+                b.add_at(*s, step, std::numeric_limits<double>::quiet_NaN(), wall, where);
             }
             return;
         case json_entry::object: return;  // an object's values are entries of their own
@@ -474,7 +476,7 @@ struct json_records_reader {
             if (slot_of(b, i, key).wanted) skipped.emplace(key);
             return;
         case json_entry::number:
-            if (auto* s = series_of(b, i, key)) b.add(*s, step, e.value, wall, path, line);
+            if (auto* s = series_of(b, i, key)) b.add_at(*s, step, e.value, wall, where);
         }
     }
 };
