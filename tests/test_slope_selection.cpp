@@ -527,3 +527,69 @@ TEST_CASE("set_order_statistics: at each rank the value a sort puts there, ranks
         for (const auto r : ranks) CHECK(same_bits(v[static_cast<std::size_t>(r)], sorted[static_cast<std::size_t>(r)]));
     }
 }
+
+TEST_CASE("counted start bands: ordered when listed or sampled, as band_of with the same counts makes them") {
+    // the start bands of slopes_at_ranks carry Kendall's counts and no
+    // orders (counted_band); a step that samples or lists one gets the
+    // orders band_of makes: the same positions, ranks and sample slopes
+    std::mt19937_64 g(1207);
+    for (int it = 0; it < 20; ++it) {
+        std::vector<double> x, y;
+        tied_data(g, 120 + static_cast<std::size_t>(g() % 200), x, y);
+        const auto d = detail::slope_data_of(x.data(), y.data(), x.size());
+        const bool negative = it % 2 == 0;
+        const double lo = negative ? -std::numeric_limits<double>::infinity() : 0x1p-460;
+        const double hi = negative ? -0x1p-460 : std::numeric_limits<double>::infinity();
+        const std::pair<std::uint64_t, std::uint64_t> counts =
+            negative ? std::make_pair(std::uint64_t(0), d.negative) : std::make_pair(d.nonpositive, d.pairs - d.nonpositive);
+        const auto counted = detail::counted_band(lo, hi, counts);
+        CHECK_FALSE(counted.ordered);
+        CHECK(counted.point.empty());
+        const auto full = detail::band_of(d, lo, hi, &counts);
+        detail::slope_band cache;
+        const auto& made = detail::ordered_band(d, counted, cache);
+        CHECK(&made == &cache);
+        CHECK(made.point == full.point);
+        CHECK(made.rank == full.rank);
+        CHECK(&detail::ordered_band(d, full, cache) == &full);  // an ordered band is itself
+        if (counted.size() == 0) continue;
+        detail::splitmix r1{static_cast<std::uint64_t>(it)}, r2{static_cast<std::uint64_t>(it)};
+        const auto a = detail::sample_band(d, counted, 64, r1), b = detail::sample_band(d, full, 64, r2);
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
+        for (const double v : a) CHECK((negative ? v < 0 : v > 0));  // the band's own sign
+    }
+}
+
+TEST_CASE("b_ranks: exact key ties found inside key_order's near runs, as a check of every neighbour finds them") {
+    // thresholds equal to exact slopes: y = 0.5·x on some points (their keys
+    // at t = 0.5 tie exactly), others off the line; the ranks b_ranks gives
+    // with key_order's `near` must be those of comparing every neighbour
+    std::mt19937_64 g(4096);
+    for (int it = 0; it < 30; ++it) {
+        const std::size_t n = 40 + static_cast<std::size_t>(g() % 600);
+        std::vector<double> x(n), y(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = static_cast<double>(i);
+            y[i] = g() % 3 ? 0.5 * x[i] : 0.5 * x[i] + static_cast<double>(g() % 7) - 3.0;
+        }
+        const auto d = detail::slope_data_of(x.data(), y.data(), n);
+        std::vector<detail::exact_key> keys;
+        std::vector<std::uint8_t> near;
+        const auto by_b = detail::key_order(d, 0.5, keys, &near);
+        REQUIRE(near.size() == d.x.size());
+        std::vector<std::uint32_t> pos_of(d.x.size());
+        for (std::size_t p = 0; p < pos_of.size(); ++p) pos_of[p] = static_cast<std::uint32_t>(d.x.size() - 1 - p);
+        std::vector<std::uint32_t> got, want;
+        detail::b_ranks(by_b, keys, near, pos_of, got);
+        detail::b_ranks(by_b, keys, std::vector<std::uint8_t>(near.size(), 1), pos_of, want);
+        CHECK(got == want);
+        std::size_t tied = 0;  // the points on the line tie: each after the first is near
+        for (std::size_t p = 1; p < by_b.size(); ++p)
+            if (detail::compare_keys(keys[by_b[p]], keys[by_b[p - 1]]) == 0) {
+                CHECK(near[p] == 1);
+                ++tied;
+            }
+        CHECK(tied > n / 3);
+    }
+}

@@ -137,8 +137,11 @@ inline double pair_slope(const slope_data& d, std::uint32_t i, std::uint32_t j) 
 
 /// The points in the order of their keys y - t·x, ties by x (t = -inf: by
 /// x then y; t = +inf: by x descending then y, the keys' limits); `keys`
-/// gets the keys of a finite t.
-inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::vector<exact_key>& keys) {
+/// gets the keys of a finite t. `near` (when given, for a finite t):
+/// near[i] = 1 where the key at position i may equal the one before (their
+/// rounded keys within the error bound), 0 where it is surely larger.
+inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::vector<exact_key>& keys,
+                                            std::vector<std::uint8_t>* near = nullptr) {
     const std::size_t n = d.x.size();
     std::vector<std::uint32_t> o(n);
     keys.clear();
@@ -173,11 +176,14 @@ inline std::vector<std::uint32_t> key_order(const slope_data& d, double t, std::
         const int c = compare_keys(keys[a], keys[b]);
         return c < 0 || (c == 0 && d.x[a] < d.x[b]);
     };
+    if (near) near->assign(n, 0);
     for (std::size_t i = 0; i < n;) {
         std::size_t j = i + 1;
         while (j < n && !(approx[o[j]] - approx[o[j - 1]] > 2 * err)) ++j;
-        if (j - i > 1)
+        if (j - i > 1) {
             std::sort(o.begin() + static_cast<std::ptrdiff_t>(i), o.begin() + static_cast<std::ptrdiff_t>(j), exact_less);
+            if (near) std::fill(near->begin() + static_cast<std::ptrdiff_t>(i + 1), near->begin() + static_cast<std::ptrdiff_t>(j), 1);
+        }
         i = j;
     }
     return o;
@@ -191,6 +197,7 @@ struct slope_band {
     std::vector<std::uint32_t> rank;   ///< b-rank of each position (ties: the later position first)
     std::uint64_t pairs = 0;           ///< pairs in the band (the inversions of the b-ranks)
     std::uint64_t below = 0;           ///< pairs with exact slope < a
+    bool ordered = true;               ///< point and rank are filled (counted_band: not yet)
     std::uint64_t size() const { return pairs; }
 };
 
@@ -208,16 +215,19 @@ inline const std::vector<std::uint64_t>* weights_of(const slope_data& d) {
 }
 
 /// Each position's rank in the b-order; a tie in the b-key puts the later
-/// a-position first, so that every pair tied at b counts as inside.
+/// a-position first, so that every pair tied at b counts as inside. `near`:
+/// key_order's (equal keys lie within one near run: the keys of the other
+/// positions are not loaded, a random read of 40 bytes a point).
 inline void b_ranks(const std::vector<std::uint32_t>& by_b, const std::vector<exact_key>& kb,
-                    const std::vector<std::uint32_t>& pos_of, std::vector<std::uint32_t>& rank) {
+                    const std::vector<std::uint8_t>& near, const std::vector<std::uint32_t>& pos_of,
+                    std::vector<std::uint32_t>& rank) {
     const std::size_t n = by_b.size();
     rank.assign(n, 0);
     std::vector<std::uint32_t> tied;
     for (std::size_t r = 0; r < n;) {
         std::size_t e = r + 1;
         if (!kb.empty())
-            while (e < n && compare_keys(kb[by_b[e]], kb[by_b[r]]) == 0) ++e;
+            while (e < n && near[e] && compare_keys(kb[by_b[e]], kb[by_b[r]]) == 0) ++e;
         if (e == r + 1) {
             rank[pos_of[by_b[r]]] = static_cast<std::uint32_t>(r);
             ++r;
@@ -246,8 +256,9 @@ inline slope_band band_of(const slope_data& d, double a, double b,
     s.point = key_order(d, a, keys);
     pos_of.resize(n);
     for (std::size_t p = 0; p < n; ++p) pos_of[s.point[p]] = static_cast<std::uint32_t>(p);
-    const auto by_b = key_order(d, b, keys);
-    b_ranks(by_b, keys, pos_of, s.rank);
+    thread_local std::vector<std::uint8_t> near;
+    const auto by_b = key_order(d, b, keys, &near);
+    b_ranks(by_b, keys, near, pos_of, s.rank);
     if (known) {
         std::tie(s.below, s.pairs) = *known;
         return s;
@@ -266,6 +277,31 @@ inline slope_band band_of(const slope_data& d, double a, double b,
     const auto counted = few ? inversions_by_insertion(s.rank, few) : std::nullopt;
     s.pairs = counted ? *counted : permutation_inversions(s.rank);
     return s;
+}
+
+/// The band [a, b] of known counts (below, pairs) without its two orders:
+/// the start bands of all negative or all positive slopes, whose counts are
+/// Kendall's and whose sample is mostly drawn without them
+/// (sample_sign_band). Their orders at t = -tiny and +tiny sort the points
+/// by y with every tie of y broken exactly (the costliest orders of a
+/// search on data rounded to a few digits: ~15% of the run analysis at
+/// n = 10^5, perf), so they are made only where a step lists or samples
+/// the band itself (ordered_band).
+inline slope_band counted_band(double a, double b, std::pair<std::uint64_t, std::uint64_t> counts) {
+    slope_band s;
+    s.a = a;
+    s.b = b;
+    std::tie(s.below, s.pairs) = counts;
+    s.ordered = false;
+    return s;
+}
+
+/// `s` with its orders: itself, or (a counted_band) the band made into `cache`.
+inline const slope_band& ordered_band(const slope_data& d, const slope_band& s, slope_band& cache) {
+    if (s.ordered) return s;
+    const std::pair<std::uint64_t, std::uint64_t> known{s.below, s.pairs};
+    cache = band_of(d, s.a, s.b, &known);
+    return cache;
 }
 
 /// Whether the band's pairs are few enough (<= 256 an item) for an insertion
@@ -293,7 +329,9 @@ struct splitmix {
 /// uniform draw in each m-th of the band's pairs, in the order the merge
 /// meets them: the targets come sorted, and a stratified sample's quantiles
 /// vary less than an i.i.d. one's).
-inline std::vector<double> sample_band(const slope_data& d, const slope_band& s, std::size_t m, splitmix& rng) {
+inline std::vector<double> sample_band(const slope_data& d, const slope_band& band, std::size_t m, splitmix& rng) {
+    slope_band cache;
+    const slope_band& s = ordered_band(d, band, cache);
     const std::uint64_t size = s.size();
     m = static_cast<std::size_t>(std::min<std::uint64_t>(m, size));
     std::vector<std::uint64_t> targets(m);

@@ -47,9 +47,11 @@ struct slope_selection_trace {
 /// one could not shrink: its slopes lie within a few ulps of each other, so
 /// a histogram keeps their few distinct values. `nonzero`: no slope of the
 /// band is 0 (the exact bands): each rank by a radix select (kth_smallest).
-inline bool read_ranks(const slope_data& d, const slope_band& s, std::uint64_t limit, double lo, double hi,
+inline bool read_ranks(const slope_data& d, const slope_band& band, std::uint64_t limit, double lo, double hi,
                        const std::vector<std::uint64_t>& k, std::vector<double>& out, bool nonzero = true) {
     out.clear();
+    slope_band cache;
+    const slope_band& s = ordered_band(d, band, cache);
     for (const std::uint64_t rank : k)
         if (rank < s.below || rank - s.below >= s.size()) return false;
     if (s.size() <= 8 * limit) {
@@ -311,7 +313,7 @@ inline std::vector<double> slopes_at_ranks(const slope_data& d, const std::vecto
         // every slope < 0, or every slope > 0: counted by slope_data_of already
         const std::pair<std::uint64_t, std::uint64_t> counts =
             side == 0 ? std::make_pair(std::uint64_t(0), z0) : std::make_pair(z1, d.pairs - z1);
-        const slope_band start = band_of(d, lo, hi, &counts);
+        const slope_band start = counted_band(lo, hi, counts);  // (ordered only if listed or sampled)
         ++tr.rounds;
         splitmix rng{0x73656E2D31393638ull ^ d.pairs ^ static_cast<std::uint64_t>(side)};
         auto drawn = sample_sign_band(d, start, side == 1, m, rng);
