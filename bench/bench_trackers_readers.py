@@ -23,6 +23,12 @@ the fastest standard way (C-implemented modules where they exist):
   MLflow db    sqlite3: every row of the metrics table fetched.
 A record is the layout's unit: a CSV row, a JSON line / log_history entry,
 an event, a W&B record, an MLflow metric line / row.
+
+For the layouts whose readers take the key filter (METRIC_TASK: W&B CSV and
+JSON Lines, verl JSONL, TRL) a second line times the user's task, `logratio
+runs --metric M --json` (M, the step keys and the run statistics), beside a
+Python peer reading that metric only (json.loads then the key; csv.reader
+then float() of the step and M columns).
 """
 import csv
 import json
@@ -42,6 +48,7 @@ import binary_writers as bw  # noqa: E402
 
 T0 = 1764000000.0
 METRIC0 = "train/train_rollout_logprob_abs_diff"
+VERL_METRIC0 = "training/rollout_probs_diff_mean"  # verl's mismatch metric (to_runs.cpp's mismatch_metrics)
 
 
 def metric_names(m):
@@ -98,7 +105,7 @@ def write_wandb_jsonl(d, runs, steps, m):
 
 def write_verl_jsonl(d, runs, steps, m):
     # verl's FileLogger (volcengine/verl verl/utils/tracking.py @1dda039b): {"step": N, "data": {...}}
-    names, paths = ["training/rollout_probs_diff_mean"] + metric_names(m)[1:], []
+    names, paths = [VERL_METRIC0] + metric_names(m)[1:], []
     for name, group, rows in run_rows(runs, steps, m):
         p = f"{d}/{group}/{name}.jsonl"
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -295,6 +302,56 @@ def py_long_csv(paths, pb):
     return py_csv(paths, pb, first_numeric=2)
 
 
+# ---------------------------------------------------------------- the metric task's Python peers: one metric
+
+def py_jsonl_metric(paths, pb, metric=METRIC0):
+    """json.loads per line, then the step and the metric (W&B: top-level keys)."""
+    n = 0
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                rec = json.loads(line)
+                rec["_step"], float(rec[metric])
+                n += 1
+    return n
+
+
+def py_verl_metric(paths, pb, metric=VERL_METRIC0):
+    n = 0
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                rec = json.loads(line)
+                rec["step"], float(rec["data"][metric])
+                n += 1
+    return n
+
+
+def py_trl_metric(paths, pb, metric=METRIC0):
+    n = 0
+    for d, _, fs in os.walk(paths[0]):
+        for f in fs:
+            with open(os.path.join(d, f)) as fh:
+                for e in json.load(fh)["log_history"]:
+                    e["step"], float(e[metric])
+                    n += 1
+    return n
+
+
+def py_csv_metric(paths, pb, metric=METRIC0):
+    """csv.reader, then float() of the step and the metric columns only."""
+    n = 0
+    for p in paths:
+        with open(p, newline="") as f:
+            r = csv.reader(f)
+            header = next(r)
+            s, m = header.index("_step"), header.index(metric)
+            for row in r:
+                float(row[s]), float(row[m])
+                n += 1
+    return n
+
+
 def py_mlflow_files(paths, pb):
     n = 0
     for d, _, fs in os.walk(paths[0]):
@@ -340,6 +397,18 @@ PY_READER = {
 }
 
 
+# The metric task (`logratio runs --metric M --json`: the user's task, one
+# metric with its step keys read, the others skipped) beside the all-metrics
+# task, for the layouts whose readers take the key filter: layout -> (M,
+# Python peer reading that metric only).
+METRIC_TASK = {
+    "wandb_csv": (METRIC0, py_csv_metric), "wandb_jsonl": (METRIC0, py_jsonl_metric),
+    "verl_jsonl": (VERL_METRIC0, py_verl_metric), "trl": (METRIC0, py_trl_metric),
+}
+PY_METRIC_READER = {"wandb_csv": "csv.reader + float() of 2 columns", "wandb_jsonl": "json.loads + 1 key",
+                    "verl_jsonl": "json.loads + 1 key", "trl": "json.load + 1 key per entry"}
+
+
 def du(path):
     if os.path.isfile(path):
         return os.path.getsize(path)
@@ -350,11 +419,13 @@ def files_under(path):
     return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs) if os.path.isdir(path) else [path]
 
 
-def logratio_cpu(exe, paths, extra, work):
-    """CPU seconds (user + sys) of `logratio runs --list-attributes --json`."""
+def logratio_cpu(exe, paths, extra, work, metric=None):
+    """CPU seconds (user + sys) of `logratio runs --list-attributes --json`
+    (every metric), or with `metric`, of `logratio runs --metric M --json`."""
     err_path = os.path.join(work, "err.txt")
+    task = ["--metric", metric, "--json"] if metric else ["--list-attributes", "--json"]
     with open(err_path, "w") as err:
-        p = subprocess.Popen([exe, "runs", "--list-attributes", "--json"] + paths + extra,
+        p = subprocess.Popen([exe, "runs"] + task + paths + extra,
                              stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
     if status != 0:
@@ -386,36 +457,49 @@ def prepared(work, keep, scale, name, writer, steps):
     return info
 
 
+def timed_row(label, task, py_label, mb, records, lr_cpu, py, base_cpu):
+    """The console line and the Markdown row of one (layout, task): its
+    "layout" and "task" columns apart, as bench/report_more.py reads them."""
+    py_cpu, n = py
+    if n != records:
+        sys.exit(f"{label}: the Python reader read {n} records, {records} were written")
+    base = f" {mb / base_cpu:13.0f} {n / base_cpu:14.3g}" if base_cpu else ""
+    print(f"{label + ', ' + task:40s} {mb:6.0f} {mb / lr_cpu:7.0f} {n / lr_cpu:11.3g} {mb / py_cpu:11.1f} {n / py_cpu:12.3g} "
+          f"{py_cpu / lr_cpu:6.1f}{base}")
+    sys.stdout.flush()
+    return (f"| {label} | {task} | {mb:.0f} | {mb / lr_cpu:.0f} | {n / lr_cpu:.3g} | {py_label} | {mb / py_cpu:.1f} | "
+            f"{py_cpu / lr_cpu:.1f} |" + (f" {mb / base_cpu:.0f} | {n / base_cpu:.3g} |" if base_cpu else ""))
+
+
 def run(exe, work, repeat, keep, scale, only, baseline=None, markdown=False):
-    """One line per layout; `baseline`: another logratio binary (e.g. main's)
+    """One line per layout and task (every metric; for METRIC_TASK's layouts
+    also one metric); `baseline`: another logratio binary (e.g. main's)
     timed in the same run, its MB/s and records/s in the last columns."""
     os.makedirs(work, exist_ok=True)
     pb = compiled_protos(work)
     rows = []
-    print(f"{'layout':24s} {'MB':>6s} {'MB/s':>7s} {'records/s':>11s} {'Python MB/s':>11s} {'Python rec/s':>12s} "
+    print(f"{'layout':40s} {'MB':>6s} {'MB/s':>7s} {'records/s':>11s} {'Python MB/s':>11s} {'Python rec/s':>12s} "
           f"{'ratio':>6s}" + (f" {'baseline MB/s':>13s} {'baseline rec/s':>14s}" if baseline else ""))
     for label, name, writer, steps, reader in LAYOUTS:
         if only and name not in only:
             continue
         info = prepared(work, keep, scale, name, writer, steps)
-        paths = info["paths"]
+        paths, extra, mb = info["paths"], info["extra"], info["bytes"] / 1e6
         for p in paths:  # into the page cache: both readers read from memory
             with open(p, "rb") if os.path.isfile(p) else open(os.devnull) as f:
                 while f.read(1 << 24):
                     pass
-        lr = min(logratio_cpu(exe, paths, info["extra"], work) for _ in range(repeat))
-        py, n = min(python_cpu(reader, paths, pb) for _ in range(max(1, repeat // 3)))
-        if n != info["records"]:
-            sys.exit(f"{label}: the Python reader read {n} records, {info['records']} were written")
-        mb = info["bytes"] / 1e6
-        base_cpu = min(logratio_cpu(baseline, paths, info['extra'], work) for _ in range(repeat)) if baseline else 0
-        base = f" {mb / base_cpu:13.0f} {n / base_cpu:14.3g}" if baseline else ""
-        print(f"{label:24s} {mb:6.0f} {mb / lr:7.0f} {n / lr:11.3g} {mb / py:11.1f} {n / py:12.3g} {py / lr:6.1f}{base}")
-        sys.stdout.flush()
-        rows.append(f"| {label} | {mb:.0f} | {mb / lr:.0f} | {n / lr:.3g} | {PY_READER[name]} | {mb / py:.1f} | "
-                    f"{py / lr:.1f} |" + (f" {mb / base_cpu:.0f} | {n / base_cpu:.3g} |" if baseline else ""))
+        tasks = [("every metric", None, reader, PY_READER[name])]
+        if name in METRIC_TASK:
+            metric, py_metric = METRIC_TASK[name]
+            tasks.append(("one metric", metric, py_metric, PY_METRIC_READER[name]))
+        for task, metric, py_reader, py_label in tasks:
+            lr = min(logratio_cpu(exe, paths, extra, work, metric) for _ in range(repeat))
+            py = min(python_cpu(py_reader, paths, pb) for _ in range(max(1, repeat // 3)))
+            base_cpu = min(logratio_cpu(baseline, paths, extra, work, metric) for _ in range(repeat)) if baseline else 0
+            rows.append(timed_row(label, task, py_label, mb, info["records"], lr, py, base_cpu))
     if markdown:
-        print("\n| layout | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
+        print("\n| layout | task | MB | MB/s | records/s | Python reader | Python MB/s | ratio |" +
               (" baseline MB/s | baseline records/s |" if baseline else ""))
-        print("|---|---|---|---|---|---|---|" + ("---|---|" if baseline else ""))
+        print("|---|---|---|---|---|---|---|---|" + ("---|---|" if baseline else ""))
         print("\n".join(rows))

@@ -1,9 +1,10 @@
 // libFuzzer target: JSON histories (W&B JSON Lines / arrays with Python's
 // NaN tokens, verl file-logger lines) through the tracker reader, the one
 // history -> runs conversion (step and metric choice) and the run
-// statistics. The first byte picks the step choice. Every input is also read
-// with json_scanner alone: the simdjson path must give the same runs, values
-// (bit for bit), notes and errors, or the target traps.
+// statistics. The first byte picks the step choice (and, bit 8, a key
+// filter). Every input is also read with json_scanner alone: the simdjson
+// path must give the same runs, values (bit for bit), notes, unread keys and
+// errors, with and without the key filter, or the target traps.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,14 +18,17 @@
 
 namespace {
 
-/// The runs, notes and values (their bits) a parser reads, or its error.
-std::string said(const std::string& text, logratio_cli::trackers::json_lines_parser p) {
+/// The runs, notes, unread keys and values (their bits) a parser reads
+/// with key filter `keys`, or its error.
+std::string said(const std::string& text, logratio_cli::trackers::json_lines_parser p,
+                 const logratio_cli::trackers::key_filter& keys = {}) {
     try {
-        const auto set = logratio_cli::trackers::read_json_history_text(text, "fuzz.jsonl", {}, p);
+        const auto set = logratio_cli::trackers::read_json_history_text(text, "fuzz.jsonl", keys, p);
         std::string s = set.reader;
         for (const auto& n : set.notes) s += "\n" + n;
         for (const auto& r : set.runs) {
             s += "\n" + r.name + "/" + r.group + "/" + r.step_name;
+            for (const auto& u : r.unread) s += "\nunread " + u;
             for (const auto& [k, pts] : r.metrics) {
                 s += "\n" + k;
                 for (const auto& pt : pts) {
@@ -48,6 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
     using logratio_cli::trackers::json_lines_parser;
     if (said(text, json_lines_parser::fastest) != said(text, json_lines_parser::scanner)) __builtin_trap();
+    if (data[0] & 8) {  // a key filter (`logratio runs --metric`): the numbers of the other keys are only checked
+        const logratio_cli::trackers::key_filter keys({"a", "loss", "x/y"});
+        if (said(text, json_lines_parser::fastest, keys) != said(text, json_lines_parser::scanner, keys)) __builtin_trap();
+    }
     try {
         const auto set = logratio_cli::trackers::read_json_history_text(text, "fuzz.jsonl");
         logratio_cli::history_options o;

@@ -13,7 +13,7 @@
 
 namespace logratio_cli {
 
-mapped_file::mapped_file(const std::string& path) : path_(path) {
+mapped_file::mapped_file(const std::string& path, bool copy_on_write) : path_(path), writable_(copy_on_write) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
     note_file_read(path);
@@ -32,15 +32,15 @@ mapped_file::mapped_file(const std::string& path) : path_(path) {
         ::close(fd);
         throw logratio::format_error(path + ": empty file");
     }
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = ::mmap(nullptr, size_, copy_on_write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
     const int e = errno;
     ::close(fd);
     if (p == MAP_FAILED) throw logratio::error(path + ": cannot map: " + std::strerror(e));
-    data_ = static_cast<const unsigned char*>(p);
+    data_ = static_cast<unsigned char*>(p);
 }
 
 mapped_file::~mapped_file() {
-    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+    if (data_) ::munmap(data_, size_);
 }
 
 }  // namespace logratio_cli

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -34,8 +35,10 @@ void text_table::take(text_table& o) noexcept {
     path = std::move(o.path);
     columns = std::move(o.columns);
     storage = std::move(o.storage);
+    mapping = std::move(o.mapping);  // its pages stay where they are
     cells = std::move(o.cells);
     line = std::move(o.line);
+    dropped = std::move(o.dropped);
     if (storage.data() == from) return;  // the buffer moved with the string (any but a short one)
     for (auto& c : cells)
         if (c.data() >= from && c.data() <= from + size)  // (a JSON Lines table's absent cells point nowhere)
@@ -83,15 +86,37 @@ inline std::string_view csv_field(char*& p, char* end, std::size_t& line, bool& 
 
 text_table parse_csv(const std::string& text, const std::string& path) { return parse_csv(std::string(text), path); }
 
-text_table parse_csv(std::string&& text, const std::string& path) {
+text_table parse_csv(std::string&& text, const std::string& path) { return parse_csv(std::move(text), path, nullptr, nullptr); }
+
+namespace {
+
+/// The header's columns into `t` (those `keep` keeps; every one without
+/// it) and, per column, whether its cells are stored (empty: all).
+std::vector<char> kept_columns(text_table& t, const std::vector<std::string_view>& header, csv_columns keep,
+                               const void* context) {
+    std::vector<char> kept;
+    if (!keep) {
+        t.columns.assign(header.begin(), header.end());
+        return kept;
+    }
+    for (const auto h : header) {
+        std::string name(h);
+        kept.push_back(keep(name, context));
+        (kept.back() ? t.columns : t.dropped).push_back(std::move(name));
+    }
+    return kept;
+}
+
+}  // namespace
+
+namespace {
+/// parse_csv of the bytes [p, end) (t's storage or mapping) into `t`.
+void parse_csv_bytes(text_table& t, char* p, char* const end, csv_columns keep, const void* context) {
     using logratio::format_error;
     using logratio::detail::concat;
-    text_table t;
-    t.path = path;
-    t.storage = std::move(text);
-    char* p = t.storage.data();
-    char* const end = p + t.storage.size();
+    const std::string& path = t.path;
     std::vector<std::string_view> header;
+    std::vector<char> kept;  // per column: stored (empty: every column)
     std::size_t line = 1;
     bool in_header = true;
     while (p < end) {
@@ -99,24 +124,27 @@ text_table parse_csv(std::string&& text, const std::string& path) {
         // the fields go straight to t.cells (the header's to `header`)
         std::vector<std::string_view>& rec = in_header ? header : t.cells;
         const std::size_t first = rec.size();
-        bool quoted = false, any_quoted = false;
-        for (;;) {
-            rec.push_back(csv_field(p, end, line, quoted, path));
+        bool quoted = false, any_quoted = false, last_empty = false;
+        std::size_t fields = 0;
+        for (;; ++fields) {
+            const std::string_view f = csv_field(p, end, line, quoted, path);
+            if (in_header || kept.empty() || (fields < kept.size() && kept[fields])) rec.push_back(f);
+            last_empty = f.empty();
             any_quoted = any_quoted || quoted;
             if (p == end || *p == '\n') break;
             ++p;  // ','
         }
+        ++fields;
         if (p < end) {  // the '\n' ending the record
             ++p;
             ++line;
         }
-        const std::size_t fields = rec.size() - first;
-        if (fields == 1 && rec.back().empty() && !any_quoted) {  // a blank line
-            rec.pop_back();
+        if (fields == 1 && last_empty && !any_quoted) {  // a blank line
+            rec.resize(first);
             continue;
         }
         if (in_header) {
-            t.columns.assign(header.begin(), header.end());
+            kept = kept_columns(t, header, keep, context);
             in_header = false;
             // room for every row at once: at most one per line left (quoted
             // newlines and blank lines only make it more than needed); the
@@ -124,20 +152,44 @@ text_table parse_csv(std::string&& text, const std::string& path) {
             // rows of varying length, and the one reallocation it then made
             // (copying every cell's view) was a tenth of the time
             const auto rows = static_cast<std::size_t>(std::count(static_cast<const char*>(p), static_cast<const char*>(end), '\n')) + 1;
-            t.cells.reserve(rows * fields);
+            t.cells.reserve(rows * t.columns.size());
             t.line.reserve(rows);
             continue;
         }
-        if (fields != t.columns.size())
-            throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ",
-                                      t.columns.size()));
+        if (fields != header.size())
+            throw format_error(concat(path, ": line ", rec_line, " has ", fields, " fields, the header has ", header.size()));
         t.line.push_back(rec_line);
     }
     if (in_header) throw format_error(path + ": empty table (no header line)");
-    for (std::size_t i = 0; i < t.columns.size(); ++i)
+    for (std::size_t i = 0; i < header.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
-            if (t.columns[i] == t.columns[j] && !t.columns[i].empty())
-                throw format_error(concat(path, ": duplicate column '", t.columns[i], "' in the header"));
+            if (header[i] == header[j] && !header[i].empty())
+                throw format_error(concat(path, ": duplicate column '", header[i], "' in the header"));
+}
+}  // namespace
+
+text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context) {
+    text_table t;
+    t.path = path;
+    t.storage = std::move(text);
+    parse_csv_bytes(t, t.storage.data(), t.storage.data() + t.storage.size(), keep, context);
+    return t;
+}
+
+text_table read_csv_file(const std::string& path, csv_columns keep, const void* context) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || ec || std::filesystem::file_size(path, ec) == 0 || ec) {
+        std::string text = read_text_file(path);
+        if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+        return parse_csv(std::move(text), path, keep, context);
+    }
+    text_table t;
+    t.path = path;
+    t.mapping = std::make_unique<mapped_file>(path, true);
+    char* p = t.mapping->mutable_data();
+    char* const end = p + t.mapping->size();
+    if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+    parse_csv_bytes(t, p, end, keep, context);
     return t;
 }
 

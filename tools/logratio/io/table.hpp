@@ -10,6 +10,7 @@
 // Errors name the file, line and column.
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include <logratio/runs/run_series.hpp>
 
 #include "../model/run_input.hpp"
+#include "mapped_file.hpp"
 
 namespace logratio_cli {
 
@@ -31,8 +33,13 @@ struct text_table {
     std::string path;
     std::vector<std::string> columns;
     std::string storage;  ///< a string: parse_csv takes the file's text over instead of copying it
+    /// or the file mapped (read_csv_file): the views point into its pages
+    std::unique_ptr<mapped_file> mapping;
     std::vector<std::string_view> cells;
     std::vector<std::size_t> line;
+    /// Columns of the file parse_csv was told not to keep (csv_columns):
+    /// their cells were scanned, not stored; `columns` holds the others.
+    std::vector<std::string> dropped;
 
     text_table() = default;
     text_table(text_table&& o) noexcept { take(o); }
@@ -59,6 +66,19 @@ private:
 text_table parse_csv(const std::string& text, const std::string& path);
 /// The same, the table keeping `text`'s buffer (no copy of the file).
 text_table parse_csv(std::string&& text, const std::string& path);
+/// Which columns of a CSV a reader keeps (by header name); the others'
+/// cells are scanned (the same errors) but not stored: `logratio runs
+/// --metric M` of a W&B history stores a few columns of tens to hundreds.
+using csv_columns = bool (*)(const std::string& column, const void* context);
+/// parse_csv keeping the columns `keep(name, context)` says (text_table::dropped: the rest).
+text_table parse_csv(std::string&& text, const std::string& path, csv_columns keep, const void* context);
+
+/// The CSV file at `path` parsed as parse_csv(strip the UTF-8 BOM(read_text_file(path)), path, keep, context)
+/// does, its pages mapped copy-on-write instead of read into a string (a
+/// regular, non-empty file: the read's copy, the zeroed buffer and its page
+/// faults were a sixth of a 100 MB W&B history's read); another file
+/// (a pipe, an empty file) is read.
+text_table read_csv_file(const std::string& path, csv_columns keep = nullptr, const void* context = nullptr);
 
 /// JSON Lines: one object per line, keys are columns (union over all lines,
 /// in order of first appearance); null or absent = missing.

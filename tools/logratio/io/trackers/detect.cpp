@@ -269,8 +269,10 @@ std::string sniff_file(const std::string& path, text_table& table, bool whole) {
         text_table header;
         if (columns) header.columns = *columns;
         if (columns && !looks_like_chart_export(header) && has("run") && has("update")) return "long";
+        // a W&B history by its header: read_one parses it once, storing only the columns the call reads
+        if (columns && !looks_like_chart_export(header) && has("_step")) return "wandb-history";
     }
-    table = parse_csv(strip_bom(read_text_file(path)), path);
+    table = read_csv_file(path);
     if (looks_like_chart_export(table)) return "wandb-chart";
     if (table.column("run") && table.column("update")) return "long";
     if (table.column("_step")) return "wandb-history";
@@ -331,13 +333,17 @@ detected_input read_one(const std::string& path, const std::string& format, cons
         else d.streamed = read_long_csv(path, threads);
         return d;
     }
-    auto table = [&] { return sniffed.columns.empty() ? parse_csv(strip_bom(read_text_file(path)), path) : std::move(sniffed); };
+    auto table = [&] { return sniffed.columns.empty() ? read_csv_file(path) : std::move(sniffed); };
     if (format == "dumps") d.kind = detected_input::dumps;
     else if (format == "history" || format == "wandb-history") {
         const std::string head = head_bytes(path);
         const char c = first_significant_byte(head);
+        const auto history_table = [&] {  // the columns `keys` reads (all for --list-attributes, --metrics all)
+            if (!sniffed.columns.empty() || keys.keeps_all()) return table();
+            return read_csv_file(path, wandb_history_column_kept, &keys);
+        };
         d.set = c == '{' || c == '[' ? read_json_history_file(path, keys)
-                                     : read_wandb_history_table(table(), keys);
+                                     : read_wandb_history_table(history_table(), keys);
         attach_config_yaml(d.set, path);
     } else if (format == "wandb-chart") d.set = read_wandb_chart(table());
     else if (format == "json") {

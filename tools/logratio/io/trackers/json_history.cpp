@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -33,7 +34,9 @@ namespace detail {
 /// of their own), or a W&B media object (an object with `_type`: tables,
 /// histograms, images; its values are dropped).
 struct json_entry {
-    enum kind_t : char { number, null, string, array, object, media } kind = null;
+    /// skipped: a number the key filter does not keep, checked but not
+    /// converted (its key, not copied, is its walk slot's)
+    enum kind_t : char { number, null, string, array, object, media, skipped } kind = null;
     bool top = false;  ///< a key of the record itself (not of a nested object)
     std::string key;   ///< nested keys flattened with '/'
     double value = 0;
@@ -153,6 +156,34 @@ struct json_records_reader {
         }
     }
 
+    /// The record's own keys that place it: its step, time, run and verl
+    /// data dict. A JSON object may repeat a name, and readers then differ
+    /// (Python's json keeps the last, a lookup finds the first); W&B and verl
+    /// write each once, so one of these twice in a record is an error, on
+    /// both paths (repeated_placing_key), and the key filter never skips
+    /// them (skip_number: a skipped entry has no key to be found by).
+    static constexpr std::string_view placing_keys[] = {"_step", "step", "_timestamp", "data", "run_id", "run", "name"};
+    static bool places_record(std::string_view key) {
+        for (const std::string_view p : placing_keys)
+            if (key == p) return true;
+        return false;
+    }
+    /// The first placing key met twice among the record's top-level entries,
+    /// or null. (A metric key met twice is two points at the record's step:
+    /// run_builder keeps equal ones once and names both lines otherwise.)
+    const std::string_view* repeated_placing_key() const {
+        unsigned seen = 0;
+        for (std::size_t i = 0; i < used; ++i) {
+            const json_entry& e = entries[i];
+            if (!e.top || e.kind == json_entry::skipped || e.key.size() > 10) continue;
+            for (unsigned p = 0; p < std::size(placing_keys); ++p) {
+                if (e.key != placing_keys[p]) continue;
+                if (seen & 1u << p) return &placing_keys[p];
+                seen |= 1u << p;
+            }
+        }
+        return nullptr;
+    }
     /// (string_view keys: a size compare first, no strlen; the const char*
     /// compares were a tenth of a W&B JSON Lines read)
     const json_entry* top_entry(std::string_view key) const {
@@ -204,6 +235,7 @@ struct json_records_reader {
             od::sj::field m;
             std::string_view k;
             if (std::move(f).get(m) || !od::key_text(m, k)) return false;
+            if (skip_number(m.value(), key, k, true)) continue;
             key.assign(k);
             if (!simd_value(m.value(), key, true, 1)) return false;
         }
@@ -244,13 +276,68 @@ struct json_records_reader {
             return true;
         }
         case type::number: {
-            double x;
+            double x = 0;
             if (!od::number(v, x, '}')) return false;
             push(key, json_entry::number, top).value = x;
             return true;
         }
         }
         return false;
+    }
+    /// What the walk knows of entry position `used` (records repeat their
+    /// keys in one order): its flattened key, whether its number may be
+    /// read (a step or time key, or a key the filter keeps: as a W&B key,
+    /// or under a verl data dict without its "data/"), and the run whose
+    /// unread list has it (note_unread). A number not needed is checked
+    /// (od::skipped_number), not converted, and its entry gets no key copy:
+    /// under `logratio runs --metric M` that is all but a few keys.
+    struct walk_slot {
+        std::string key;
+        bool top = false;
+        bool needed = true;
+        const run_builder* noted = nullptr;
+    };
+    std::vector<walk_slot> walk_slots;
+    /// Whether walk slot `w` is for key `prefix`/`k` (`k` alone at the top).
+    static bool same_key(const walk_slot& w, const std::string& prefix, std::string_view k, bool top) {
+        if (w.top != top) return false;
+        if (top) return w.key == k;
+        const std::string_view wk = w.key;
+        return wk.size() == prefix.size() + 1 + k.size() && wk.compare(0, prefix.size(), prefix) == 0 &&
+               wk[prefix.size()] == '/' && wk.substr(prefix.size() + 1) == k;
+    }
+    /// Member `k` (of the record: `prefix` is not looked at; or of the
+    /// object flattened as `prefix`) with value `v`: pushed as a skipped entry, true, when it is a number
+    /// the call does not need; false (nothing done) otherwise.
+    bool skip_number(od::sj::value v, const std::string& prefix, std::string_view k, bool top) {
+        if (keys->keeps_all()) return false;
+        if (used >= walk_slots.size()) walk_slots.resize(used + 1);
+        walk_slot& w = walk_slots[used];
+        if (!same_key(w, prefix, k, top)) {
+            w.key.assign(top ? std::string_view() : std::string_view(prefix));
+            if (!top) w.key += '/';
+            w.key.append(k);
+            w.top = top;
+            w.noted = nullptr;
+            const std::string_view f = w.key;
+            w.needed = (top && places_record(f)) || keys->keeps(f) ||
+                       (!top && f.size() > 5 && f.compare(0, 5, "data/") == 0 && keys->keeps(f.substr(5)));
+        }
+        od::sj::json_type t;
+        if (w.needed || v.type().get(t) || t != od::sj::json_type::number || !od::skipped_number(v, '}')) return false;
+        if (used == entries.size()) entries.emplace_back();
+        json_entry& e = entries[used++];
+        e.key.clear();  // top_entry never finds it (it is no placing key: places_record)
+        e.kind = json_entry::skipped;
+        e.top = top;
+        return true;
+    }
+    /// A skipped entry's key in run `b`'s unread list, once per run and key.
+    void note_unread(run_builder& b, std::size_t i, std::string_view key) {
+        walk_slot& w = walk_slots[i];
+        if (w.noted == &b) return;
+        w.noted = &b;
+        b.wants(std::string(key));  // false: the filter does not keep it; noted as unread
     }
     /// An object value: its members are entries of their own (read_value's '{').
     bool simd_object(od::sj::value v, std::string& key, bool top, int depth) {
@@ -266,6 +353,7 @@ struct json_records_reader {
             if (std::move(f).get(m) || !od::key_text(m, k)) return false;
             media = media || k == "_type";
             key.resize(base);
+            if (skip_number(m.value(), key, k, false)) continue;
             key += '/';
             key.append(k);
             if (!simd_value(m.value(), key, false, depth + 1)) return false;
@@ -312,6 +400,8 @@ struct json_records_reader {
     /// The entries of the record just read go to their run at its step.
     template <class Place>
     void add_record(const Place& place, std::size_t line) {
+        if (const auto* k = repeated_placing_key())
+            throw logratio::format_error(place() + ": key '" + std::string(*k) + "' appears twice in the record");
         const json_entry* data = top_entry("data");
         std::string_view step_key;
         std::string sname;
@@ -347,9 +437,10 @@ struct json_records_reader {
         if (const auto* t = top_entry("_timestamp"))
             if (const auto w = number_of(*t)) wall = *w;
         const bool data_is_media = data && data->kind == json_entry::media;
+        const std::uint64_t where = it->second.where_of(path, line);
         for (std::size_t i = 0; i < used; ++i) {
             const json_entry& e = entries[i];
-            std::string_view k = e.key;
+            std::string_view k = e.kind == json_entry::skipped ? std::string_view(walk_slots[i].key) : e.key;
             const bool in_data = !e.top && k.size() >= 5 && k.compare(0, 5, "data/") == 0;
             if (verl) {  // only the data dict's values, without the "data/" prefix
                 if (!in_data) continue;
@@ -359,31 +450,33 @@ struct json_records_reader {
             } else if (in_data && data_is_media) {
                 continue;  // inside a top-level media object named data
             }
-            add_entry(it->second, e, i, k, step, wall, line, verl);
+            add_entry(it->second, e, i, k, step, wall, where, verl);
         }
     }
 
     /// null is "not logged" in a W&B record, but a point in a verl data
     /// dict: verl's file logger writes with orjson, which writes NaN and
     /// +-Infinity as null (counted for a note: which one it was is lost).
+    /// `where`: the record's file and line, packed once (run_builder::where_of).
     void add_entry(run_builder& b, const json_entry& e, std::size_t i, std::string_view key, std::int64_t step,
-                   double wall, std::size_t line, bool verl) {
+                   double wall, std::uint64_t where, bool verl) {
         switch (e.kind) {
         case json_entry::null:
             if (!verl) return;
             if (auto* s = series_of(b, i, key)) {
                 ++verl_nulls;
-                b.add(*s, step, std::numeric_limits<double>::quiet_NaN(), wall, path, line);
+                b.add_at(*s, step, std::numeric_limits<double>::quiet_NaN(), wall, where);
             }
             return;
         case json_entry::object: return;  // an object's values are entries of their own
+        case json_entry::skipped: note_unread(b, i, key); return;
         case json_entry::media: skipped.emplace(key); return;
         case json_entry::string:
         case json_entry::array:
             if (slot_of(b, i, key).wanted) skipped.emplace(key);
             return;
         case json_entry::number:
-            if (auto* s = series_of(b, i, key)) b.add(*s, step, e.value, wall, path, line);
+            if (auto* s = series_of(b, i, key)) b.add_at(*s, step, e.value, wall, where);
         }
     }
 };

@@ -142,6 +142,36 @@ step_choice choose_step(const run_history& r, const std::string& metric, const s
 
 }  // namespace
 
+/// A step metric's training step at each W&B event (step_choice::mapping),
+/// its NaN values left out: the points themselves, searched by step, when
+/// they are sorted with unique steps (run_history's promise), else a map
+/// built as before (the last value of a step wins).
+class training_steps {
+public:
+    explicit training_steps(const std::vector<point>* mapping) : pts_(mapping) {
+        if (!pts_) return;
+        const auto not_increasing = [](const point& a, const point& b) { return a.step >= b.step; };
+        if (std::adjacent_find(pts_->begin(), pts_->end(), not_increasing) == pts_->end()) return;
+        for (const auto& p : *pts_)
+            if (!std::isnan(p.value)) map_[p.step] = p.value;
+        pts_ = nullptr;
+    }
+    /// The training step of event `step`, null for none.
+    const double* find(std::int64_t step) const {
+        if (!pts_) {
+            const auto t = map_.find(step);
+            return t == map_.end() ? nullptr : &t->second;
+        }
+        const auto it = std::lower_bound(pts_->begin(), pts_->end(), step,
+                                         [](const point& p, std::int64_t s) { return p.step < s; });
+        return it == pts_->end() || it->step != step || std::isnan(it->value) ? nullptr : &it->value;
+    }
+
+private:
+    const std::vector<point>* pts_ = nullptr;
+    std::map<std::int64_t, double> map_;
+};
+
 /// One run's series: updates = training steps (+ offset), values = the
 /// metric there (NaN where the step exists but the metric is missing).
 run_input run_from_history(const run_history& r, const std::string& metric, const history_options& o,
@@ -161,41 +191,55 @@ run_input run_from_history(const run_history& r, const std::string& metric, cons
     struct cells {
         double value = std::nan(""), grad = std::nan("");
     };
-    std::map<std::int64_t, double> train_step;  // W&B event -> training step
-    std::map<double, cells> steps;
+    const training_steps train_step(sc.mapping);  // W&B event -> training step
+    // what a std::map<double, cells> keyed by training step did (its nodes
+    // were a sixth of a `runs --metric` of W&B CSV exports): each value
+    // noted in reading order, sorted stably by step, then folded per step
+    struct noted {
+        double step;
+        double value;
+        char field;  ///< 0: a mapped training step (no value), 1: the metric, 2: the gradient norm
+    };
+    std::vector<noted> at;
     if (sc.mapping)
         for (const auto& p : *sc.mapping)
-            if (!std::isnan(p.value)) {
-                train_step[p.step] = p.value;
-                steps[p.value];
-            }
-    std::size_t no_step = 0, relogged = 0;
-    auto place = [&](const std::vector<point>& pts, double cells::*field, bool count) {
+            if (!std::isnan(p.value)) at.push_back({p.value, 0, 0});
+    std::size_t no_step = 0;
+    auto place = [&](const std::vector<point>& pts, char field, bool count) {
         for (const auto& p : pts) {
             double s = static_cast<double>(p.step);
             if (sc.mapping) {
-                auto t = train_step.find(p.step);
-                if (t == train_step.end()) {
+                const double* t = train_step.find(p.step);
+                if (!t) {
                     if (count && !std::isnan(p.value)) ++no_step;
                     continue;
                 }
-                s = t->second;
+                s = *t;
             }
-            auto& c = steps[s];
-            // last non-missing wins: a training step logged at two events (a
-            // resumed run that rewound its step) is counted for a note
-            if (count && !std::isnan(p.value) && !std::isnan(c.*field)) ++relogged;
-            if (!std::isnan(p.value) || std::isnan(c.*field)) c.*field = p.value;
+            at.push_back({s, p.value, field});
         }
     };
     const auto m = r.metrics.find(metric);
-    if (m != r.metrics.end()) place(m->second, &cells::value, true);
-    if (grad) place(*grad, &cells::grad, false);
+    if (m != r.metrics.end()) place(m->second, 1, true);
+    if (grad) place(*grad, 2, false);
+    std::stable_sort(at.begin(), at.end(), [](const noted& a, const noted& b) { return a.step < b.step; });
+    std::size_t relogged = 0;
     run_input out;
     out.series.run = r.name;
     out.series.group = r.group;
     out.attributes = r.attributes;
-    for (const auto& [step, c] : steps) {
+    for (std::size_t i = 0; i < at.size();) {
+        const double step = at[i].step;  // the first noted of equal steps (as the map's key)
+        cells c;
+        for (; i < at.size() && at[i].step == step; ++i) {
+            if (at[i].field == 0) continue;
+            double& f = at[i].field == 1 ? c.value : c.grad;
+            const double v = at[i].value;
+            // last non-missing wins: a training step logged at two events (a
+            // resumed run that rewound its step) is counted for a note
+            if (at[i].field == 1 && !std::isnan(v) && !std::isnan(f)) ++relogged;
+            if (!std::isnan(v) || std::isnan(f)) f = v;
+        }
         if (!is_integer_step(step))
             throw logratio::format_error(concat(r.source, ": run '", r.name, "': step ", step,
                                                 " is not an integer within +-2^53"));

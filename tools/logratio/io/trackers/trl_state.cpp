@@ -200,6 +200,7 @@ struct simd_entry_reader {
     const std::string& path;
     std::vector<simd_slot> slots;
     std::vector<std::pair<std::size_t, double>> values;  ///< this entry's: (slot, value), capacity reused
+    bool keys_all = true;  ///< the filter keeps every key (nothing to skip)
 
     /// A scalar as read_log_entry reads it: a number (Python's NaN and
     /// infinities), a boolean 1 / 0, nothing for null, text, lists and
@@ -218,6 +219,14 @@ struct simd_entry_reader {
         }
         has = false;
         return od::valid(v, 3, '}');  // entry members: depth 3 of the document
+    }
+    /// Whether `v` (at position `i`, under `key`) is a number the filter
+    /// does not want that json_scanner reads without an error
+    /// (od::skipped_number): then it is passed over, not converted.
+    bool skipped(od::sj::value& v, std::string_view key, std::size_t i) {
+        od::sj::json_type t;
+        if (keys_all || key == "step" || v.type().get(t) || t != od::sj::json_type::number) return false;
+        return !slot(i, key).wanted && od::skipped_number(v, '}');
     }
     simd_slot& slot(std::size_t i, std::string_view key) {
         if (i >= slots.size()) slots.resize(i + 1);
@@ -241,7 +250,13 @@ struct simd_entry_reader {
         for (auto f : o) {
             od::sj::field m;
             std::string_view key;
-            if (std::move(f).get(m) || !od::key_text(m, key) || !scalar(m.value(), v, has)) return false;
+            if (std::move(f).get(m) || !od::key_text(m, key)) return false;
+            od::sj::value mv = m.value();
+            if (skipped(mv, key, used)) {  // a number the filter does not want: checked, not converted
+                ++used;
+                continue;
+            }
+            if (!scalar(mv, v, has)) return false;
             if (key == "step") {  // the last one counts, as in read_log_entry
                 has_step = true;
                 step_number = has;
@@ -306,6 +321,7 @@ bool simd_log_history(std::string_view text, const std::string& path, run_builde
         doc.get_object().get(top))
         return false;
     simd_entry_reader r{b, path, {}, {}};
+    r.keys_all = b.keeps_all();
     bool found = false;
     std::string key;
     for (auto f : top) {

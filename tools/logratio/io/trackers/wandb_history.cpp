@@ -38,6 +38,13 @@ inline bool plain_number(std::string_view cell, double& x) {
 
 }  // namespace
 
+bool wandb_history_column_kept(const std::string& column, const void* keys) {
+    static const char* const always[] = {"_step", "_timestamp", "run_id", "run", "name"};
+    for (const char* a : always)
+        if (column == a) return true;
+    return static_cast<const key_filter*>(keys)->keeps(column);
+}
+
 history_set read_wandb_history_table(const text_table& t, const key_filter& keys) {
     using logratio::detail::concat;
     const auto sc = t.column("_step");
@@ -50,38 +57,54 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
         if (c == *sc || (rc && c == *rc) || n == "_runtime" || n == "_timestamp" || is_pandas_index_column(n)) continue;
         metric_cols.push_back(c);
     }
+    std::vector<const std::string*> unparsed;  // metric columns parse_csv dropped (wandb_history_columns)
+    for (const auto& n : t.dropped)
+        if (n != "_runtime" && !is_pandas_index_column(n)) unparsed.push_back(&n);
     std::map<std::string, run_builder> runs;
     std::map<std::string, std::vector<run_builder::series*>> series_of;  // per run, per metric column read
     std::set<std::string> skipped;
     const auto place = [&](std::size_t row) { return concat(t.path, ": line ", t.line[row]); };
+    const std::string stem = rc ? std::string() : file_stem(t.path);
+    // A run met first: its builder, the series of each metric column it reads
+    const auto new_run = [&](const std::string& n) {
+        const auto r = runs.emplace(n, run_builder(n, t.path, "_step", &keys)).first;
+        auto& cache = series_of[n];
+        for (const auto c : metric_cols)
+            cache.push_back(r->second.wants(t.columns[c]) ? &r->second.of(t.columns[c]) : nullptr);
+        for (const auto* u : unparsed) r->second.wants(*u);  // false: noted as unread
+        // one run: at most a point per row in each series
+        const std::size_t wanted = cache.size() - static_cast<std::size_t>(std::count(cache.begin(), cache.end(), nullptr));
+        if (!rc && t.row_count() * wanted <= run_builder::reserve_limit)
+            for (auto* s : cache)
+                if (s) run_builder::reserve(*s, t.row_count());
+        return r;
+    };
+    auto it = runs.end();
+    const std::vector<run_builder::series*>* run_series = nullptr;  // it's (series_of)
     for (std::size_t i = 0; i < t.row_count(); ++i) {
         const double s = parse_cell(t, i, *sc);
         if (std::isnan(s)) throw logratio::format_error(place(i) + ": empty '_step' cell");
         const std::int64_t step = integer_step(s, t.path, t.line[i], "_step");
-        const std::string name = rc ? std::string(t.cell(i, *rc)) : file_stem(t.path);
+        // the run of the row: the previous row's unless a run column names another
+        const std::string_view name = rc ? t.cell(i, *rc) : std::string_view(stem);
         if (name.empty()) throw logratio::format_error(place(i) + ": empty '" + t.columns[*rc] + "' cell");
-        auto it = runs.find(name);
-        if (it == runs.end()) {
-            it = runs.emplace(name, run_builder(name, t.path, "_step", &keys)).first;
-            auto& cache = series_of[name];
-            for (const auto c : metric_cols)
-                cache.push_back(it->second.wants(t.columns[c]) ? &it->second.of(t.columns[c]) : nullptr);
-            // one run: at most a point per row in each series
-            const std::size_t wanted = cache.size() - static_cast<std::size_t>(std::count(cache.begin(), cache.end(), nullptr));
-            if (!rc && t.row_count() * wanted <= run_builder::reserve_limit)
-                for (auto* s : cache)
-                    if (s) run_builder::reserve(*s, t.row_count());
+        if (it == runs.end() || it->first != name) {
+            it = runs.find(std::string(name));
+            if (it == runs.end()) it = new_run(std::string(name));
+            run_series = &series_of.find(it->first)->second;
         }
-        const auto& series = series_of[name];
+        const auto& series = *run_series;
         const double wall = tc ? parse_cell(t, i, *tc) : std::nan("");
+        const std::uint64_t where = it->second.where_of(t.path, t.line[i]);
+        const std::string_view* const row = &t.cells[i * t.columns.size()];
         for (std::size_t k = 0; k < metric_cols.size(); ++k) {
             if (!series[k]) continue;  // not read (key_filter)
             const std::size_t c = metric_cols[k];
-            const std::string_view cell = t.cell(i, c);
+            const std::string_view cell = row[c];
             if (cell.empty()) continue;  // not logged by this event
             double x = 0;
             if (plain_number(cell, x)) {  // most cells: what parse_cell would read, without its trimming
-                it->second.add(*series[k], step, x, wall, t.path, t.line[i]);
+                it->second.add_at(*series[k], step, x, wall, where);
                 continue;
             }
             const auto b = cell.find_first_not_of(" \t");
@@ -90,7 +113,7 @@ history_set read_wandb_history_table(const text_table& t, const key_filter& keys
                 skipped.insert(t.columns[c]);
                 continue;
             }
-            it->second.add(*series[k], step, parse_cell(t, i, c), wall, t.path, t.line[i]);
+            it->second.add_at(*series[k], step, parse_cell(t, i, c), wall, where);
         }
     }
     history_set out;

@@ -26,6 +26,11 @@ namespace logratio_cli::trackers {
 /// The column naming runs in a multi-run history table, if any.
 std::optional<std::size_t> history_run_column(const text_table& t);
 
+/// For parse_csv(text, path, keep, &keys): whether a W&B history reads
+/// the column (its step, time and run columns, the metrics `keys` keeps);
+/// the cells of the others are not stored (their names stay unread).
+bool wandb_history_column_kept(const std::string& column, const void* keys);
+
 /// `keys`: the metric columns to read (the others are listed as unread).
 history_set read_wandb_history_table(const text_table& t, const key_filter& keys = key_filter());
 
