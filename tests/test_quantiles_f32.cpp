@@ -263,6 +263,38 @@ TEST_CASE("f32 stored bins: every instruction set equals the one-token reference
     }
 }
 
+TEST_CASE("f32 wanted positions: every instruction set finds the packed bins of the wanted bins, at every tail") {
+    std::mt19937 g(5);
+    std::vector<std::uint32_t> u(1000);
+    // low halves from 64 delta bins, high halves from 48 |delta| bins: ~1 in 10 wanted
+    for (auto& w : u) w = static_cast<std::uint32_t>(g() % 64 + 4096) | static_cast<std::uint32_t>(g() % 48 + 8192) << 16;
+    u[999] = 0xffffffffu;  // no bin, never wanted
+    const std::vector<std::uint32_t> wd{4100, 4101, 4159}, wa{8200}, none;
+    std::vector<std::uint32_t> want;
+    for (std::uint32_t i = 0; i < u.size(); ++i)
+        if ((u[i] & 0xffffu) == 4100 || (u[i] & 0xffffu) == 4101 || (u[i] & 0xffffu) == 4159 || u[i] >> 16 == 8200)
+            want.push_back(i);
+    REQUIRE(want.size() > 40);
+    for_each_lanes([&](auto arch) {
+        using A = decltype(arch);
+        CAPTURE(typeid(arch).name());
+        std::vector<std::uint32_t> got;
+        D::wanted_positions<A>(u.data(), u.size(), wd, wa, got);
+        CHECK(got == want);
+        got.clear();
+        D::wanted_positions<A>(u.data(), u.size(), none, none, got);
+        CHECK(got.empty());
+        for (std::size_t n = 0; n <= 40; ++n) {  // every tail, from an odd start
+            got.clear();
+            D::wanted_positions<A>(u.data() + 3, n, wd, wa, got);
+            std::vector<std::uint32_t> w;
+            for (const std::uint32_t i : want)
+                if (i >= 3 && i < 3 + n) w.push_back(i - 3);
+            CHECK(got == w);
+        }
+    });
+}
+
 TEST_CASE("f32 interval resolution: numpy's quantiles at every instruction set, on ties, bf16/f16 values, one interval and NaN/Inf") {
     std::vector<float> t, r;
     std::vector<std::uint8_t> m;

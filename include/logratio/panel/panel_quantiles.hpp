@@ -651,7 +651,7 @@ bool panel_with_f32_intervals(const paired_view<T, M>& v, const panel_options& o
     for (const auto& c : cnt) parts.push_back(&c);
     std::vector<double> qd, qa;
     if (!resolve_f32_intervals<typename V::arch_type>(set, parts, out.tokens, default_delta_probs(),
-                                                      default_abs_delta_probs(), qd, qa)) {
+                                                      default_abs_delta_probs(), qd, qa, &ws.f32_bins)) {
         add_separately.add_to(out);  // a rank outside its interval
         return true;
     }

@@ -91,21 +91,28 @@ inline bool plan_f32_intervals(const f32_key_sample& s, const std::vector<double
     return share <= 0.25;
 }
 
+/// Room for n packed bins in buf (grown, never shrunk or zero-filled).
+inline std::uint32_t* packed_bins_room(quantile_workspace::f32_bins_buffer& buf, std::size_t n) {
+    if (buf.cap < n) {
+        buf.bins = make_huge_array<std::uint32_t>(n);
+        buf.cap = n;
+    }
+    return buf.bins.get();
+}
+
 /// The packed bins (stored_bin_pairs) of every part's stored tokens, in
-/// order, into u; fn(first, n) after each block of 1024 (still in L1).
+/// order, into u (room for them all); fn(first, n) after each block of
+/// 1024 (still in L1).
 template <class Arch, int ND, int NA, class F>
 void stored_bins_of(const std::vector<const f32_interval_counts*>& parts, const f32_bins<ND>& bd,
-                    const f32_bins<NA>& ba, std::vector<std::uint32_t>& u, F&& fn) {
+                    const f32_bins<NA>& ba, std::uint32_t* u, F&& fn) {
     constexpr std::size_t block = 1024;
-    std::size_t total = 0;
-    for (const auto* p : parts) total += p->used;
-    u.resize(total);
     std::size_t at = 0;
     for (const auto* p : parts)
         for (std::size_t b = 0; b < p->used; b += block) {
             const std::size_t n = std::min(block, p->used - b);
-            stored_bin_pairs<Arch>(p->t + b, p->r + b, n, bd, ba, u.data() + at);
-            fn(u.data() + at, n);
+            stored_bin_pairs<Arch>(p->t + b, p->r + b, n, bd, ba, u + at);
+            fn(u + at, n);
             at += n;
         }
 }
@@ -162,11 +169,14 @@ inline void select_located(const std::vector<std::pair<std::size_t, std::uint64_
 /// numpy's linear quantiles of delta (dprobs) and |delta| (aprobs) of the
 /// counted tokens into qd, qa; false when a rank fell outside its interval
 /// or the parts' token total is not `tokens`. Arch: the lanes of the bins
-/// (stored_bin_pairs; scalar_bins: the one-token reference).
+/// (stored_bin_pairs; scalar_bins: the one-token reference). buf: the
+/// packed bins' memory, kept by the caller between calls (nullptr: a
+/// buffer of this call).
 template <class Arch = xsimd::default_arch>
 bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<const f32_interval_counts*>& parts,
-                                  std::uint64_t tokens, const std::vector<double>& dprobs,
-                                  const std::vector<double>& aprobs, std::vector<double>& qd, std::vector<double>& qa) {
+                           std::uint64_t tokens, const std::vector<double>& dprobs, const std::vector<double>& aprobs,
+                           std::vector<double>& qd, std::vector<double>& qa,
+                           quantile_workspace::f32_bins_buffer* buf = nullptr) {
     std::uint64_t ge_d[f32_delta_intervals] = {}, ge_a[f32_abs_intervals] = {}, n = 0;
     for (const auto* p : parts) {
         for (int j = 0; j < f32_delta_intervals; ++j) ge_d[j] += p->ge_d[j];
@@ -178,7 +188,11 @@ bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<const f3
     f32_bins<f32_abs_intervals> ba(s.lo_a, s.hi_a, f32_key_half, 0);
     std::uint32_t* hd = bd.hist.data();
     std::uint32_t* ha = ba.hist.data();
-    std::vector<std::uint32_t> u;  // the stored tokens' packed bins (scan 2 reads them)
+    std::size_t stored = 0;
+    for (const auto* p : parts) stored += p->used;
+    quantile_workspace::f32_bins_buffer own;
+    // the stored tokens' packed bins (scan 2 reads them)
+    std::uint32_t* const u = packed_bins_room(buf ? *buf : own, stored);
     stored_bins_of<Arch>(parts, bd, ba, u, [&](const std::uint32_t* w, std::size_t m) {
         for (std::size_t i = 0; i < m; ++i) {  // scan 1: the bins' histograms
             ++hd[w[i] & 0xffffu];
@@ -192,19 +206,25 @@ bool resolve_f32_intervals(const f32_interval_set& s, const std::vector<const f3
     // scan 2: the values of the wanted bins (a few hundred tokens)
     std::vector<std::int32_t> gi_d(bd.wanted.size(), -1), gi_a(ba.wanted.size(), -1);
     std::vector<std::pair<std::size_t, std::vector<double>>> got_d, got_a;
+    std::vector<std::uint32_t> wd, wa, pos;  // the wanted bins, the positions holding one
     for (std::size_t b = 0; b < bd.wanted.size(); ++b)
-        if (bd.wanted[b]) gi_d[b] = static_cast<std::int32_t>(got_d.size()), got_d.push_back({b, {}});
+        if (bd.wanted[b]) gi_d[b] = static_cast<std::int32_t>(got_d.size()), got_d.push_back({b, {}}),
+                          wd.push_back(static_cast<std::uint32_t>(b));
     for (std::size_t b = 0; b < ba.wanted.size(); ++b)
-        if (ba.wanted[b]) gi_a[b] = static_cast<std::int32_t>(got_a.size()), got_a.push_back({b, {}});
+        if (ba.wanted[b]) gi_a[b] = static_cast<std::int32_t>(got_a.size()), got_a.push_back({b, {}}),
+                          wa.push_back(static_cast<std::uint32_t>(b));
     std::size_t at = 0;
-    for (const auto* p : parts)
-        for (std::size_t i = 0; i < p->used; ++i, ++at) {
-            const std::int32_t gd = gi_d[u[at] & 0xffffu], ga = gi_a[u[at] >> 16];
-            if ((gd & ga) < 0) continue;  // both -1: neither bin wanted (most tokens)
+    for (const auto* p : parts) {
+        pos.clear();
+        wanted_positions<Arch>(u + at, p->used, wd, wa, pos);
+        for (const std::uint32_t i : pos) {
+            const std::int32_t gd = gi_d[u[at + i] & 0xffffu], ga = gi_a[u[at + i] >> 16];
             const double x = static_cast<double>(p->t[i]) - static_cast<double>(p->r[i]);
             if (gd >= 0) got_d[static_cast<std::size_t>(gd)].second.push_back(x);
             if (ga >= 0) got_a[static_cast<std::size_t>(ga)].second.push_back(std::fabs(x));
         }
+        at += p->used;
+    }
     std::vector<double> sd, sa;
     select_located(at_d, got_d, sd);
     select_located(at_a, got_a, sa);

@@ -207,6 +207,14 @@ struct quantile_workspace {
         std::size_t cap = 0;
     };
     std::vector<f32_part> f32;
+    /// The float32 resolution's packed bins, one uint32 per stored token
+    /// (f32_interval_select.hpp): kept between calls, never zero-filled
+    /// (a fresh 6 MB buffer per call at 2^25 tokens faulted its pages in).
+    struct f32_bins_buffer {
+        detail::huge_array<std::uint32_t> bins;
+        std::size_t cap = 0;
+    };
+    f32_bins_buffer f32_bins;
     /// The fused pass's histograms and maps, carved afresh in every call.
     detail::scratch_arena scratch;
 };
