@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <logratio/core/error.hpp>
 #include "files_read.hpp"
@@ -37,6 +38,11 @@ mapped_file::mapped_file(const std::string& path, bool copy_on_write) : path_(pa
     ::close(fd);
     if (p == MAP_FAILED) throw logratio::error(path + ": cannot map: " + std::strerror(e));
     data_ = static_cast<unsigned char*>(p);
+}
+
+bool mappable(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec;
 }
 
 mapped_file::~mapped_file() {

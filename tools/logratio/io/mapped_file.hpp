@@ -33,4 +33,9 @@ private:
     bool writable_ = false;
 };
 
+/// Whether `path` is a regular file with bytes, which mapped_file maps;
+/// the readers read anything else (a pipe; an empty file, whose error the
+/// text path words) as text.
+bool mappable(const std::string& path);
+
 }  // namespace logratio_cli

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -177,18 +176,13 @@ text_table parse_csv(std::string&& text, const std::string& path, csv_columns ke
 }
 
 text_table read_csv_file(const std::string& path, csv_columns keep, const void* context) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec) || ec || std::filesystem::file_size(path, ec) == 0 || ec) {
-        std::string text = read_text_file(path);
-        if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
-        return parse_csv(std::move(text), path, keep, context);
-    }
+    if (!mappable(path)) return parse_csv(read_text_file_without_bom(path), path, keep, context);
     text_table t;
     t.path = path;
     t.mapping = std::make_unique<mapped_file>(path, true);
     char* p = t.mapping->mutable_data();
     char* const end = p + t.mapping->size();
-    if (end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+    p += utf8_bom_size(std::string_view(p, t.mapping->size()));
     parse_csv_bytes(t, p, end, keep, context);
     return t;
 }
@@ -270,9 +264,14 @@ bool ends_with(const std::string& s, const std::string& suf) {
     return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-text_table read_table(const std::string& path) {
+std::string read_text_file_without_bom(const std::string& path) {
     std::string text = read_text_file(path);
-    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+    text.erase(0, utf8_bom_size(text));
+    return text;
+}
+
+text_table read_table(const std::string& path) {
+    const std::string text = read_text_file_without_bom(path);
     if (ends_with(path, ".jsonl") || ends_with(path, ".ndjson")) return parse_jsonl(text, path);
     return parse_csv(text, path);
 }

@@ -86,6 +86,13 @@ text_table parse_jsonl(const std::string& text, const std::string& path);
 
 /// The whole file; logratio::error naming it when it cannot be read.
 std::string read_text_file(const std::string& path);
+/// The size of the UTF-8 byte-order mark (Excel, some Windows tools) that
+/// `text` starts with: 3, or 0 without one. Every text reader skips it.
+inline std::size_t utf8_bom_size(std::string_view text) noexcept {
+    return text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+}
+/// read_text_file without its UTF-8 byte-order mark.
+std::string read_text_file_without_bom(const std::string& path);
 bool ends_with(const std::string& s, const std::string& suf);
 
 /// CSV or JSON Lines by extension; a UTF-8 byte-order mark (Excel, some

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <exception>
 #include <system_error>
@@ -377,24 +376,13 @@ struct csv_records {
     }
 };
 
-/// Whether `path` is a regular file with bytes (else the text path reads
-/// it: a pipe, or an empty file's error as parse_csv words it).
-bool mappable(const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec;
-}
-
 const char* after_bom(const mapped_file& f) {
     const char* p = reinterpret_cast<const char*>(f.data());
-    return f.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0 ? p + 3 : p;
+    return p + utf8_bom_size(std::string_view(p, f.size()));
 }
 
 /// The text path: the whole file parsed as text (parse_csv).
-text_table csv_text(const std::string& path) {
-    std::string text = read_text_file(path);
-    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
-    return parse_csv(std::move(text), path);
-}
+text_table csv_text(const std::string& path) { return parse_csv(read_text_file_without_bom(path), path); }
 
 /// Hands a mapped file's pages back to the kernel as the parse passes them
 /// (each byte is read once): the file does not stay in the process's

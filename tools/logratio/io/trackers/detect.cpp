@@ -72,7 +72,7 @@ const std::vector<std::string>& format_names() {
 namespace {
 
 std::string strip_bom(std::string text) {
-    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+    text.erase(0, utf8_bom_size(text));
     return text;
 }
 
@@ -328,7 +328,7 @@ detected_input read_one(const std::string& path, const std::string& format, cons
         const std::string head = head_bytes(path);
         char c = first_significant_byte(head);
         if (c == '\0' && head.size() == 4096) c = first_significant_byte(read_text_file(path));  // 4 KiB of spaces
-        if (c == '{') d.streamed = long_table_of(parse_jsonl(strip_bom(read_text_file(path)), path));
+        if (c == '{') d.streamed = long_table_of(parse_jsonl(read_text_file_without_bom(path), path));
         else if (!sniffed.columns.empty()) d.streamed = long_table_of(sniffed);  // sniff_file parsed it already
         else d.streamed = read_long_csv(path, threads);
         return d;

@@ -504,7 +504,7 @@ bool last_line_read(json_records_reader& r, json_scanner& js, std::size_t line) 
 namespace {
 /// first_significant_byte of a view.
 char first_byte(std::string_view text) {
-    std::size_t i = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    std::size_t i = utf8_bom_size(text);
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) ++i;
     return i < text.size() ? text[i] : '\0';
 }

@@ -64,8 +64,7 @@ public:
     /// `line` is where the point was read (a line number, or 0 when the
     /// format has none: the message then names `file` only).
     void add(series& s, std::int64_t step, double value, double wall_time, const std::string& file, std::size_t line) {
-        s.points.push_back(point{step, value, wall_time});
-        s.where.push_back(where_of(file, line));
+        add_at(s, step, value, wall_time, where_of(file, line));
     }
     /// A point's `where` (file and line packed), for add_at: a reader adding
     /// a row's many points packs it once (the per-point file_index call was

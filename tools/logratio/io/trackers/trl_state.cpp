@@ -353,7 +353,7 @@ bool simd_log_history(std::string_view text, const std::string& path, run_builde
 /// simdjson's padding (else it is read, as before).
 void read_log_history(const fs::path& file, run_builder& b) {
     const std::string path = file.string();
-    const auto bom_skipped = [](std::string_view t) { return t.substr(t.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0); };
+    const auto bom_skipped = [](std::string_view t) { return t.substr(utf8_bom_size(t)); };
 #ifdef LOGRATIO_HAVE_SIMDJSON
     std::error_code ec;
     const auto size = fs::file_size(file, ec);

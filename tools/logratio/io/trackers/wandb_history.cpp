@@ -14,8 +14,13 @@
 namespace logratio_cli::trackers {
 
 /// The column naming runs in a multi-run history table, if any.
+namespace {
+/// The columns that name a history table's run, the first present counting.
+constexpr const char* run_columns[] = {"run_id", "run", "name"};
+}  // namespace
+
 std::optional<std::size_t> history_run_column(const text_table& t) {
-    for (const char* k : {"run_id", "run", "name"})
+    for (const char* k : run_columns)
         if (auto c = t.column(k)) return c;
     return std::nullopt;
 }
@@ -39,9 +44,9 @@ inline bool plain_number(std::string_view cell, double& x) {
 }  // namespace
 
 bool wandb_history_column_kept(const std::string& column, const void* keys) {
-    static const char* const always[] = {"_step", "_timestamp", "run_id", "run", "name"};
-    for (const char* a : always)
-        if (column == a) return true;
+    if (column == "_step" || column == "_timestamp") return true;
+    for (const char* r : run_columns)
+        if (column == r) return true;
     return static_cast<const key_filter*>(keys)->keeps(column);
 }
 
