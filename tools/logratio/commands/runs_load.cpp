@@ -175,7 +175,7 @@ trackers::key_filter keys_for(const runs_args& a) {
 /// wandb/latest-run/, an export given twice): the size first, then SHA-256.
 bool same_bytes(const std::string& a, const std::string& b) {
     std::error_code ea, eb;
-    const auto na = std::filesystem::file_size(a, ea), nb = std::filesystem::file_size(b, eb);
+    const auto na = std::filesystem::file_size(openable_path(a), ea), nb = std::filesystem::file_size(openable_path(b), eb);
     if (ea || eb || na != nb || a == b) return !ea && !eb && a == b;
     return digest_file(a).sha256 == digest_file(b).sha256;
 }

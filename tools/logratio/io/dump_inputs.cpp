@@ -4,11 +4,13 @@
 
 #include <logratio/core/error.hpp>
 
+#include "files_read.hpp"
 #include "npy.hpp"
 
 namespace logratio_cli {
 
 const tensor* load_npy(loaded_inputs& L, const std::string& path, const char* name) {
+    keep_stream_input(path);  // a pipe is mapped from its in-memory copy
     L.files.push_back(std::make_unique<mapped_file>(path));
     L.npys.push_back(parse_npy(*L.files.back(), name));
     return &L.npys.back();
@@ -18,6 +20,7 @@ void load_inputs(const input_args& a, loaded_inputs& L) {
     if (!a.file.empty()) {
         if (!a.train.empty() || !a.rollout.empty() || !a.mask.empty() || !a.offsets.empty())
             throw logratio::shape_error("give either FILE.safetensors or --train/--rollout .npy files, not both");
+        keep_stream_input(a.file);
         L.files.push_back(std::make_unique<mapped_file>(a.file));
         L.st = parse_safetensors(*L.files.back());
         std::string how;

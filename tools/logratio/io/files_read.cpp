@@ -1,8 +1,18 @@
 #include "files_read.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
+
+#include <logratio/core/error.hpp>
 
 namespace logratio_cli {
 
@@ -12,6 +22,7 @@ struct registry {
     std::mutex m;
     std::vector<std::string> order;
     std::set<std::string> seen;
+    std::map<std::string, std::string> kept;  // stream input -> its memfd's /proc/self/fd path
 };
 
 registry& files() {
@@ -19,7 +30,61 @@ registry& files() {
     return r;
 }
 
+/// Closes a descriptor when it goes out of scope, unless released.
+struct fd_closer {
+    int fd;
+    ~fd_closer() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+void write_all(int fd, const char* p, std::size_t n, const std::string& path) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) throw logratio::error(path + ": cannot keep its bytes in memory: " + std::strerror(errno));
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+/// The memfd holding every byte read from `path` until its end (left open
+/// for the process's life: its /proc/self/fd path is what readers open).
+int copy_stream_to_memory(const std::string& path) {
+    fd_closer in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (in.fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    fd_closer out{::memfd_create("logratio-input", MFD_CLOEXEC)};
+    if (out.fd < 0) throw logratio::error(path + ": cannot keep its bytes in memory: " + std::strerror(errno));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t got = ::read(in.fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) throw logratio::error(path + ": read error: " + std::strerror(errno));
+        if (got == 0) break;
+        write_all(out.fd, buf, static_cast<std::size_t>(got), path);
+    }
+    const int fd = out.fd;
+    out.fd = -1;
+    return fd;
+}
+
 }  // namespace
+
+void keep_stream_input(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return;
+    auto& r = files();
+    std::lock_guard<std::mutex> lock(r.m);
+    if (r.kept.count(path)) return;
+    r.kept[path] = "/proc/self/fd/" + std::to_string(copy_stream_to_memory(path));
+}
+
+std::string openable_path(const std::string& path) {
+    auto& r = files();
+    std::lock_guard<std::mutex> lock(r.m);
+    const auto it = r.kept.find(path);
+    return it == r.kept.end() ? path : it->second;
+}
 
 void note_file_read(const std::string& path) {
     auto& r = files();

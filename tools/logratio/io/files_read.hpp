@@ -13,6 +13,19 @@ namespace logratio_cli {
 /// Records that `path` was read (a second note of the same path is ignored).
 void note_file_read(const std::string& path);
 
+/// For an input named on the command line that is a pipe or a socket
+/// (`/dev/stdin` piped, `<(zcat run.csv.gz)`; not a terminal or device:
+/// /dev/zero has no end): reads it once, whole,
+/// into an anonymous in-memory file (memfd), because such a file can be
+/// read only once and the format sniff, the read and the manifest's
+/// SHA-256 each open it. Any other path (a regular file, a directory,
+/// nothing) is left alone, and so is a second call for the same path.
+void keep_stream_input(const std::string& path);
+
+/// The path to open for `path`: the in-memory copy of a kept stream input
+/// (/proc/self/fd/N), else `path` itself. Messages keep naming `path`.
+std::string openable_path(const std::string& path);
+
 /// How many distinct files have been noted so far.
 std::size_t files_read_count();
 

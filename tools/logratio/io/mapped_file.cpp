@@ -15,7 +15,7 @@
 namespace logratio_cli {
 
 mapped_file::mapped_file(const std::string& path, bool copy_on_write) : path_(path), writable_(copy_on_write) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(openable_path(path).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
     note_file_read(path);
     struct stat st {};
@@ -42,7 +42,8 @@ mapped_file::mapped_file(const std::string& path, bool copy_on_write) : path_(pa
 
 bool mappable(const std::string& path) {
     std::error_code ec;
-    return std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) > 0 && !ec;
+    const std::string p = openable_path(path);
+    return std::filesystem::is_regular_file(p, ec) && std::filesystem::file_size(p, ec) > 0 && !ec;
 }
 
 mapped_file::~mapped_file() {

@@ -1,5 +1,7 @@
 #include "sha256.hpp"
 
+#include "files_read.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -96,7 +98,7 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 file_digest digest_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(openable_path(path), std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open for its SHA-256");
     sha256 h;
     file_digest d;

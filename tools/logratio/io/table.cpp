@@ -237,7 +237,7 @@ text_table parse_jsonl(const std::string& text, const std::string& path) {
 }
 
 std::string read_text_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(openable_path(path), std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
     note_file_read(path);
     // One read into a buffer of the file's size (a stringstream grows and

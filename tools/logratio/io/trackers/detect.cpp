@@ -8,6 +8,7 @@
 
 #include <logratio/core/error.hpp>
 
+#include "../files_read.hpp"
 #include "attributes.hpp"
 #include "fs_walk.hpp"
 #include "json_history.hpp"
@@ -418,6 +419,7 @@ history_set read_history_files(const std::string& dir, const key_filter& keys) {
 }
 
 detected_input read_input(const std::string& path, std::string format, const key_filter& keys, unsigned long_table_threads) {
+    keep_stream_input(path);  // a pipe: sniffed, then read, from one copy
     detected_input d;
     text_table sniffed;
     std::string where = path;  // a project directory's store

@@ -18,7 +18,7 @@ bool is_dir(const fs::path& p) {
 
 bool is_file(const fs::path& p) {
     std::error_code ec;
-    return fs::is_regular_file(p, ec);
+    return fs::is_regular_file(openable_path(p.string()), ec);
 }
 
 std::vector<fs::path> sorted_entries(const fs::path& dir) {
@@ -46,7 +46,7 @@ std::string relative_name(const fs::path& p, const fs::path& base) {
 }
 
 std::string head_bytes(const std::string& path, std::size_t n) {
-    std::ifstream f(path, std::ios::binary);
+    std::ifstream f(openable_path(path), std::ios::binary);
     if (!f) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
     note_file_read(path);
     std::string s(n, '\0');

@@ -584,8 +584,7 @@ history_set read_json_history_text(std::string_view text, const std::string& pat
 /// is read would fault). A file that is not regular or is empty (a pipe,
 /// /dev/stdin) is read as before.
 history_set read_json_history_file(const std::string& path, const key_filter& keys) {
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > 0 && !ec) {
+    if (mappable(path)) {
         const mapped_file f(path);
         return read_json_history_text(std::string_view(reinterpret_cast<const char*>(f.data()), f.size()), path, keys);
     }

@@ -136,6 +136,11 @@ void read_sqlite_attributes(sqlite3* db, const std::string& path, const std::set
 }  // namespace
 
 history_set read_mlflow_sqlite(const std::string& path, const key_filter& keys) {
+    // SQLite opens a database by its name (and resolves it), so the
+    // in-memory copy of a piped input (files_read.hpp) is not one it takes
+    if (openable_path(path) != path)
+        throw logratio::error(path + ": an MLflow SQLite database read from a pipe: SQLite opens files by name; "
+                              "save it to a file and give that");
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     sqlite_db db(raw);

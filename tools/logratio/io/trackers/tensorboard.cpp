@@ -1,3 +1,4 @@
+#include "../files_read.hpp"
 #include "tensorboard.hpp"
 
 #include <algorithm>
@@ -409,7 +410,7 @@ bool is_event_file_name(const std::filesystem::path& p) {
 /// Reads one event file (possibly empty: a writer that never flushed).
 void read_event_file(const std::string& file, run_builder& run) {
     std::error_code ec;
-    const auto size = std::filesystem::file_size(file, ec);
+    const auto size = std::filesystem::file_size(openable_path(file), ec);
     if (ec) throw logratio::error(file + ": cannot read: " + ec.message());
     if (size == 0) return;
     const mapped_file m(file);
@@ -529,7 +530,7 @@ history_set read_tensorboard(const std::string& path) {
 /// valid masked CRC-32C of the first 8 (the length). A content sniff; a
 /// chance match is 1 in 2^32.
 bool looks_like_tfrecord(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
+    std::ifstream in(openable_path(file), std::ios::binary);
     unsigned char h[12];
     if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return false;
     return masked_crc32c(h, 8) == protobuf::load_le32(h + 8);

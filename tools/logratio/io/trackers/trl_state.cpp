@@ -1,3 +1,4 @@
+#include "../files_read.hpp"
 #include "trl_state.hpp"
 
 #include <cmath>
@@ -356,9 +357,10 @@ void read_log_history(const fs::path& file, run_builder& b) {
     const auto bom_skipped = [](std::string_view t) { return t.substr(utf8_bom_size(t)); };
 #ifdef LOGRATIO_HAVE_SIMDJSON
     std::error_code ec;
-    const auto size = fs::file_size(file, ec);
+    const std::string opened = openable_path(path);
+    const auto size = fs::file_size(opened, ec);
     const auto page = static_cast<std::uintmax_t>(::sysconf(_SC_PAGESIZE));
-    if (!ec && size > 0 && fs::is_regular_file(file, ec) && size % page != 0 &&
+    if (!ec && size > 0 && fs::is_regular_file(opened, ec) && size % page != 0 &&
         page - size % page >= simdjson::SIMDJSON_PADDING) {
         const mapped_file f(path);
         const std::string_view text = bom_skipped(std::string_view(reinterpret_cast<const char*>(f.data()), f.size()));

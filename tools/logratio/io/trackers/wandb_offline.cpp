@@ -1,3 +1,4 @@
+#include "../files_read.hpp"
 #include "wandb_offline.hpp"
 
 #include <algorithm>
@@ -435,7 +436,7 @@ history_set read_wandb_offline(const std::string& path) {
         wandb_detail::run_builder b;
         b.file = log.string();
         std::error_code ec;
-        const auto size = fs::file_size(log, ec);
+        const auto size = fs::file_size(openable_path(log.string()), ec);
         if (ec) throw logratio::error(b.file + ": cannot read: " + ec.message());
         if (size == 0) throw logratio::format_error(b.file + ": byte 0: W&B log is empty (no header)");
         if (const std::string twin = wandb_detail::identical_log_read_before(b.file, size, sizes); !twin.empty()) {
@@ -466,7 +467,7 @@ history_set read_wandb_offline(const std::string& path) {
 
 /// True if the file starts with the W&B log header (":W&B", 0xBEE1).
 bool looks_like_wandb_log(const std::string& file) {
-    std::ifstream in(file, std::ios::binary);
+    std::ifstream in(openable_path(file), std::ios::binary);
     unsigned char h[7];
     if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return false;
     return std::string_view(reinterpret_cast<const char*>(h), 4) == ":W&B" && (h[4] | h[5] << 8) == 0xBEE1;
