@@ -21,6 +21,7 @@
 #include <limits>
 
 #include "../core/view.hpp"
+#include "../detail/batches.hpp"  // LOGRATIO_ALWAYS_INLINE
 #include "../detail/widen.hpp"
 
 LOGRATIO_NAMESPACE_BEGIN
