@@ -41,6 +41,9 @@ same_from_pipe "$log" runs --points
 points=0
 same_from_pipe "$data/verl/sync/sync run 1.jsonl" runs --run r --group g  # named by --run, not the path
 same_from_pipe "$dump" panel --json
+# --points names the run as the statistics do: --run renames a history of one run
+names=$("$tool" runs --points --run r <(cat "$data/verl/sync/sync run 1.jsonl") 2> /dev/null | tail -n +2 | cut -f1 | sort -u)
+[ "$names" = "r" ] || fail "runs --points --run r from a pipe listed the run(s) '$names'"
 
 # /dev/stdin as a pipe
 a=$("$tool" runs "$data/long.csv" 2>&1 | sed "s|$data/long.csv|INPUT|g")

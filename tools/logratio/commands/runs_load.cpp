@@ -508,8 +508,9 @@ points_read load_points(const runs_args& a) {
         out.inputs.push_back({in.path, in.d.set.reader});
         for (const auto& r : in.d.set.runs) {
             if (r.metrics.empty()) out.notes.push_back(in.path + ": run '" + r.name + "' logged no history");
+            const std::string name = trackers::run_name_and_group(in.d.set, r, a.history).first;  // --run, as runs
             for (const auto& [metric, pts] : r.metrics)
-                for (const auto& p : pts) out.rows.push_back({r.name, metric, static_cast<double>(p.step), p.value});
+                for (const auto& p : pts) out.rows.push_back({name, metric, static_cast<double>(p.step), p.value});
         }
         out.notes.insert(out.notes.end(), in.d.set.notes.begin(), in.d.set.notes.end());
     }

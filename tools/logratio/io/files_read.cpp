@@ -30,14 +30,6 @@ registry& files() {
     return r;
 }
 
-/// Closes a descriptor when it goes out of scope, unless released.
-struct fd_closer {
-    int fd;
-    ~fd_closer() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 void write_all(int fd, const char* p, std::size_t n, const std::string& path) {
     while (n > 0) {
         const ssize_t w = ::write(fd, p, n);
@@ -51,24 +43,26 @@ void write_all(int fd, const char* p, std::size_t n, const std::string& path) {
 /// The memfd holding every byte read from `path` until its end (left open
 /// for the process's life: its /proc/self/fd path is what readers open).
 int copy_stream_to_memory(const std::string& path) {
-    fd_closer in{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (in.fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
-    fd_closer out{::memfd_create("logratio-input", MFD_CLOEXEC)};
-    if (out.fd < 0) throw logratio::error(path + ": cannot keep its bytes in memory: " + std::strerror(errno));
+    unique_fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (in.get() < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    unique_fd out(::memfd_create("logratio-input", MFD_CLOEXEC));
+    if (out.get() < 0) throw logratio::error(path + ": cannot keep its bytes in memory: " + std::strerror(errno));
     char buf[1 << 16];
     for (;;) {
-        const ssize_t got = ::read(in.fd, buf, sizeof buf);
+        const ssize_t got = ::read(in.get(), buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) throw logratio::error(path + ": read error: " + std::strerror(errno));
         if (got == 0) break;
-        write_all(out.fd, buf, static_cast<std::size_t>(got), path);
+        write_all(out.get(), buf, static_cast<std::size_t>(got), path);
     }
-    const int fd = out.fd;
-    out.fd = -1;
-    return fd;
+    return out.release();
 }
 
 }  // namespace
+
+unique_fd::~unique_fd() {
+    if (fd_ >= 0) ::close(fd_);
+}
 
 void keep_stream_input(const std::string& path) {
     struct stat st {};

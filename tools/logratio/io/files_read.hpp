@@ -26,6 +26,25 @@ void keep_stream_input(const std::string& path);
 /// (/proc/self/fd/N), else `path` itself. Messages keep naming `path`.
 std::string openable_path(const std::string& path);
 
+/// A file descriptor closed when the guard goes out of scope; release()
+/// hands it over instead (-1: none). The readers' one descriptor guard.
+class unique_fd {
+public:
+    explicit unique_fd(int fd) noexcept : fd_(fd) {}
+    unique_fd(const unique_fd&) = delete;
+    unique_fd& operator=(const unique_fd&) = delete;
+    ~unique_fd();
+    int get() const noexcept { return fd_; }
+    int release() noexcept {
+        const int fd = fd_;
+        fd_ = -1;
+        return fd;
+    }
+
+private:
+    int fd_;
+};
+
 /// How many distinct files have been noted so far.
 std::size_t files_read_count();
 

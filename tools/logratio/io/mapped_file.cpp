@@ -15,29 +15,17 @@
 namespace logratio_cli {
 
 mapped_file::mapped_file(const std::string& path, bool copy_on_write) : path_(path), writable_(copy_on_write) {
-    const int fd = ::open(openable_path(path).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
+    const unique_fd fd(::open(openable_path(path).c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) throw logratio::error(path + ": cannot open: " + std::strerror(errno));
     note_file_read(path);
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int e = errno;
-        ::close(fd);
-        throw logratio::error(path + ": cannot stat: " + std::strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw logratio::error(path + ": not a regular file");
-    }
+    if (::fstat(fd.get(), &st) != 0) throw logratio::error(path + ": cannot stat: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw logratio::error(path + ": not a regular file");
     size_ = static_cast<std::size_t>(st.st_size);
-    if (size_ == 0) {
-        ::close(fd);
-        throw logratio::format_error(path + ": empty file");
-    }
-    void* p = ::mmap(nullptr, size_, copy_on_write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
-    const int e = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) throw logratio::error(path + ": cannot map: " + std::strerror(e));
-    data_ = static_cast<unsigned char*>(p);
+    if (size_ == 0) throw logratio::format_error(path + ": empty file");
+    void* p = ::mmap(nullptr, size_, copy_on_write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd.get(), 0);
+    if (p == MAP_FAILED) throw logratio::error(path + ": cannot map: " + std::strerror(errno));
+    data_ = static_cast<unsigned char*>(p);  // the mapping outlives the descriptor
 }
 
 bool mappable(const std::string& path) {

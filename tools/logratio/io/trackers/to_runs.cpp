@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <regex>
+#include <tuple>
 
 #include <logratio/core/error.hpp>
 
@@ -332,6 +333,12 @@ void nan_value_notes(const history_set& set, const std::vector<std::string>& met
 
 }  // namespace
 
+std::pair<std::string, std::string> run_name_and_group(const history_set& set, const run_history& h,
+                                                       const history_options& o) {
+    const bool one = set.runs.size() == 1;
+    return {one && !o.run.empty() ? o.run : h.name, one && !o.group.empty() ? o.group : h.group};
+}
+
 /// Every run of a history for every metric, in one pass (to_runs.hpp).
 history_runs to_runs(const history_set& set, const std::vector<std::string>& metrics, const history_options& given) {
     history_runs out;
@@ -360,8 +367,7 @@ history_runs to_runs(const history_set& set, const std::vector<std::string>& met
                 r.series.group = h.group;
                 r.attributes = h.attributes;
             }
-            if (set.runs.size() == 1 && !given.run.empty()) r.series.run = given.run;
-            if (set.runs.size() == 1 && !given.group.empty()) r.series.group = given.group;
+            if (set.runs.size() == 1) std::tie(r.series.run, r.series.group) = run_name_and_group(set, h, given);
             out.per_metric[m].push_back(std::move(r));
         }
     }

@@ -84,6 +84,12 @@ struct history_runs {
 };
 history_runs to_runs(const history_set& set, const std::vector<std::string>& metrics, const history_options& o);
 
+/// The name and group a run of `set` takes: its own, or --run/--group
+/// (o.run, o.group) when the set holds this one run (to_runs and
+/// `runs --points` alike).
+std::pair<std::string, std::string> run_name_and_group(const history_set& set, const run_history& h,
+                                                       const history_options& o);
+
 /// --group-pattern: the first capture group of REGEX (searched in the run
 /// name) is the run's group; a run it does not match is an error listing
 /// every such run.
